@@ -1,0 +1,964 @@
+/*
+ * mpi.h - the public MPI interface of Plexus (MPI 3.1, C bindings).
+ *
+ * Every handle, constant and struct layout here has the value MPICH gives it,
+ * so programs built against MPICH's mpi.h run on Plexus's libmpi.so.12
+ * unchanged and Plexus-built programs can run on MPICH. Those numbers are
+ * interoperability facts: never renumber anything below.
+ *
+ * Only functions Plexus implements are declared (each as MPI_X and as its
+ * profiling twin PMPI_X); a function appears here when src/api/ defines it.
+ */
+#ifndef PLEXUS_MPI_H_INCLUDED
+#define PLEXUS_MPI_H_INCLUDED
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+#define MPI_VERSION    3
+#define MPI_SUBVERSION 1
+
+/* ------------------------------------------------------------------------
+ * Scalar and handle types
+ *
+ * Handles are ints. The bits say what a handle is (MPICH's encoding):
+ *   bits 31-30  kind: 0 invalid/null, 1 builtin, 2 direct, 3 indirect
+ *   bits 29-26  object: 1 comm, 2 group, 3 datatype, 4 file, 5 errhandler,
+ *               6 op, 7 info, 8 win, 9 keyval, 11 request/message
+ *   builtin datatypes: bits 15-8 hold the size in bytes, bits 7-0 an index
+ *   builtin keyvals:   bits 25-22 hold the object kind they attach to
+ *                      (1 comm, 8 win); the Fortran variant is value + 1
+ * ------------------------------------------------------------------------ */
+typedef int MPI_Comm;
+typedef int MPI_Group;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Errhandler;
+typedef int MPI_Info;
+typedef int MPI_Win;
+typedef int MPI_Request;
+typedef int MPI_Message;
+
+/* MPI-IO objects are pointers in MPICH (ROMIO's). The struct tag is kept so
+ * C++ code that mentions MPI_File mangles the same way. */
+typedef struct ADIOI_FileD *MPI_File;
+
+typedef long      MPI_Aint;    /* holds any address: 64-bit on LP64 */
+typedef long long MPI_Offset;  /* 64-bit */
+typedef long long MPI_Count;   /* 64-bit; must hold any MPI_Aint/MPI_Offset */
+typedef int       MPI_Fint;    /* Fortran INTEGER */
+
+/* 20 bytes, field order fixed by the ABI (and by mpif.h's status array).
+ * As in MPICH, the byte count is a 63-bit value: its low 32 bits are in
+ * count_lo, its high bits in bits 31-1 of count_hi_and_cancelled, whose bit 0
+ * is the cancelled flag. Read them through MPI_Get_count, MPI_Get_elements_x
+ * and MPI_Test_cancelled. */
+typedef struct MPI_Status {
+    int count_lo;
+    int count_hi_and_cancelled;
+    int MPI_SOURCE;
+    int MPI_TAG;
+    int MPI_ERROR;
+} MPI_Status;
+
+/* ------------------------------------------------------------------------
+ * Null handles and predefined objects
+ * ------------------------------------------------------------------------ */
+#define MPI_COMM_NULL       ((MPI_Comm)0x04000000)
+#define MPI_GROUP_NULL      ((MPI_Group)0x08000000)
+#define MPI_DATATYPE_NULL   ((MPI_Datatype)0x0c000000)
+#define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0x14000000)
+#define MPI_OP_NULL         ((MPI_Op)0x18000000)
+#define MPI_INFO_NULL       ((MPI_Info)0x1c000000)
+#define MPI_WIN_NULL        ((MPI_Win)0x20000000)
+#define MPI_REQUEST_NULL    ((MPI_Request)0x2c000000)
+#define MPI_MESSAGE_NULL    ((MPI_Message)0x2c000000) /* == MPI_REQUEST_NULL */
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x6c000000) /* Mprobe on MPI_PROC_NULL */
+#define MPI_FILE_NULL       ((MPI_File)0)
+
+#define MPI_COMM_WORLD      ((MPI_Comm)0x44000000)
+#define MPI_COMM_SELF       ((MPI_Comm)0x44000001)
+#define MPI_GROUP_EMPTY     ((MPI_Group)0x48000000)
+#define MPI_INFO_ENV        ((MPI_Info)0x5c000001)
+
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x54000000)
+#define MPI_ERRORS_RETURN    ((MPI_Errhandler)0x54000001)
+
+/* ------------------------------------------------------------------------
+ * Predefined datatypes
+ * ------------------------------------------------------------------------ */
+/* C */
+#define MPI_CHAR               ((MPI_Datatype)0x4c000101)
+#define MPI_SIGNED_CHAR        ((MPI_Datatype)0x4c000118)
+#define MPI_UNSIGNED_CHAR      ((MPI_Datatype)0x4c000102)
+#define MPI_BYTE               ((MPI_Datatype)0x4c00010d)
+#define MPI_WCHAR              ((MPI_Datatype)0x4c00040e)
+#define MPI_SHORT              ((MPI_Datatype)0x4c000203)
+#define MPI_UNSIGNED_SHORT     ((MPI_Datatype)0x4c000204)
+#define MPI_INT                ((MPI_Datatype)0x4c000405)
+#define MPI_UNSIGNED           ((MPI_Datatype)0x4c000406)
+#define MPI_LONG               ((MPI_Datatype)0x4c000807)
+#define MPI_UNSIGNED_LONG      ((MPI_Datatype)0x4c000808)
+#define MPI_LONG_LONG_INT      ((MPI_Datatype)0x4c000809)
+#define MPI_LONG_LONG          MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG ((MPI_Datatype)0x4c000819)
+#define MPI_FLOAT              ((MPI_Datatype)0x4c00040a)
+#define MPI_DOUBLE             ((MPI_Datatype)0x4c00080b)
+#define MPI_LONG_DOUBLE        ((MPI_Datatype)0x4c00100c)
+#define MPI_PACKED             ((MPI_Datatype)0x4c00010f)
+
+/* C99 fixed-width, boolean and complex */
+#define MPI_INT8_T                ((MPI_Datatype)0x4c000137)
+#define MPI_INT16_T               ((MPI_Datatype)0x4c000238)
+#define MPI_INT32_T               ((MPI_Datatype)0x4c000439)
+#define MPI_INT64_T               ((MPI_Datatype)0x4c00083a)
+#define MPI_UINT8_T               ((MPI_Datatype)0x4c00013b)
+#define MPI_UINT16_T              ((MPI_Datatype)0x4c00023c)
+#define MPI_UINT32_T              ((MPI_Datatype)0x4c00043d)
+#define MPI_UINT64_T              ((MPI_Datatype)0x4c00083e)
+#define MPI_C_BOOL                ((MPI_Datatype)0x4c00013f)
+#define MPI_C_FLOAT_COMPLEX       ((MPI_Datatype)0x4c000840)
+#define MPI_C_COMPLEX             MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX      ((MPI_Datatype)0x4c001041)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c002042)
+
+/* MPI's own integer types */
+#define MPI_AINT   ((MPI_Datatype)0x4c000843)
+#define MPI_OFFSET ((MPI_Datatype)0x4c000844)
+#define MPI_COUNT  ((MPI_Datatype)0x4c000845)
+
+/* C++ */
+#define MPI_CXX_BOOL                ((MPI_Datatype)0x4c000133)
+#define MPI_CXX_FLOAT_COMPLEX       ((MPI_Datatype)0x4c000834)
+#define MPI_CXX_DOUBLE_COMPLEX      ((MPI_Datatype)0x4c001035)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c002036)
+
+/* Value-index pairs for MPI_MAXLOC / MPI_MINLOC: struct { T value; int index; }.
+ * All but MPI_2INT are "direct" (non-builtin) handles in MPICH's encoding. */
+#define MPI_FLOAT_INT       ((MPI_Datatype)0x8c000000)
+#define MPI_DOUBLE_INT      ((MPI_Datatype)0x8c000001)
+#define MPI_LONG_INT        ((MPI_Datatype)0x8c000002)
+#define MPI_SHORT_INT       ((MPI_Datatype)0x8c000003)
+#define MPI_LONG_DOUBLE_INT ((MPI_Datatype)0x8c000004)
+#define MPI_2INT            ((MPI_Datatype)0x4c000816)
+
+/* Fortran */
+#define MPI_CHARACTER         ((MPI_Datatype)0x4c00011a)
+#define MPI_LOGICAL           ((MPI_Datatype)0x4c00041d)
+#define MPI_INTEGER           ((MPI_Datatype)0x4c00041b)
+#define MPI_REAL              ((MPI_Datatype)0x4c00041c)
+#define MPI_DOUBLE_PRECISION  ((MPI_Datatype)0x4c00081f)
+#define MPI_COMPLEX           ((MPI_Datatype)0x4c00081e)
+#define MPI_DOUBLE_COMPLEX    ((MPI_Datatype)0x4c001022)
+#define MPI_2INTEGER          ((MPI_Datatype)0x4c000820)
+#define MPI_2REAL             ((MPI_Datatype)0x4c000821)
+#define MPI_2DOUBLE_PRECISION ((MPI_Datatype)0x4c001023)
+#define MPI_INTEGER1          ((MPI_Datatype)0x4c00012d)
+#define MPI_INTEGER2          ((MPI_Datatype)0x4c00022f)
+#define MPI_INTEGER4          ((MPI_Datatype)0x4c000430)
+#define MPI_INTEGER8          ((MPI_Datatype)0x4c000831)
+#define MPI_INTEGER16         MPI_DATATYPE_NULL  /* not supported, as in MPICH */
+#define MPI_REAL4             ((MPI_Datatype)0x4c000427)
+#define MPI_REAL8             ((MPI_Datatype)0x4c000829)
+#define MPI_REAL16            ((MPI_Datatype)0x4c00102b)
+#define MPI_COMPLEX8          ((MPI_Datatype)0x4c000828)
+#define MPI_COMPLEX16         ((MPI_Datatype)0x4c00102a)
+#define MPI_COMPLEX32         ((MPI_Datatype)0x4c00202c)
+
+/* MPI_Type_match_size classes */
+#define MPI_TYPECLASS_REAL    1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
+
+/* MPI_Type_get_envelope combiners */
+#define MPI_COMBINER_NAMED            1
+#define MPI_COMBINER_DUP              2
+#define MPI_COMBINER_CONTIGUOUS       3
+#define MPI_COMBINER_VECTOR           4
+#define MPI_COMBINER_HVECTOR_INTEGER  5
+#define MPI_COMBINER_HVECTOR          6
+#define MPI_COMBINER_INDEXED          7
+#define MPI_COMBINER_HINDEXED_INTEGER 8
+#define MPI_COMBINER_HINDEXED         9
+#define MPI_COMBINER_INDEXED_BLOCK    10
+#define MPI_COMBINER_STRUCT_INTEGER   11
+#define MPI_COMBINER_STRUCT           12
+#define MPI_COMBINER_SUBARRAY         13
+#define MPI_COMBINER_DARRAY           14
+#define MPI_COMBINER_F90_REAL         15
+#define MPI_COMBINER_F90_COMPLEX      16
+#define MPI_COMBINER_F90_INTEGER      17
+#define MPI_COMBINER_RESIZED          18
+#define MPI_COMBINER_HINDEXED_BLOCK   19
+
+/* Subarray and darray constructors */
+#define MPI_ORDER_C              56
+#define MPI_ORDER_FORTRAN        57
+#define MPI_DISTRIBUTE_BLOCK     121
+#define MPI_DISTRIBUTE_CYCLIC    122
+#define MPI_DISTRIBUTE_NONE      123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
+
+/* ------------------------------------------------------------------------
+ * Reduction operations
+ * ------------------------------------------------------------------------ */
+#define MPI_MAX     ((MPI_Op)0x58000001)
+#define MPI_MIN     ((MPI_Op)0x58000002)
+#define MPI_SUM     ((MPI_Op)0x58000003)
+#define MPI_PROD    ((MPI_Op)0x58000004)
+#define MPI_LAND    ((MPI_Op)0x58000005)
+#define MPI_BAND    ((MPI_Op)0x58000006)
+#define MPI_LOR     ((MPI_Op)0x58000007)
+#define MPI_BOR     ((MPI_Op)0x58000008)
+#define MPI_LXOR    ((MPI_Op)0x58000009)
+#define MPI_BXOR    ((MPI_Op)0x5800000a)
+#define MPI_MINLOC  ((MPI_Op)0x5800000b)
+#define MPI_MAXLOC  ((MPI_Op)0x5800000c)
+#define MPI_REPLACE ((MPI_Op)0x5800000d)
+#define MPI_NO_OP   ((MPI_Op)0x5800000e)
+
+/* ------------------------------------------------------------------------
+ * Ranks, tags, special buffers and arrays
+ * ------------------------------------------------------------------------ */
+#define MPI_PROC_NULL  (-1)
+#define MPI_ANY_SOURCE (-2)
+#define MPI_ROOT       (-3)
+#define MPI_ANY_TAG    (-1)
+#define MPI_UNDEFINED  (-32766)
+
+#define MPI_BOTTOM          ((void *)0)
+#define MPI_IN_PLACE        ((void *)-1)
+#define MPI_STATUS_IGNORE   ((MPI_Status *)1)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)1)
+#define MPI_ERRCODES_IGNORE ((int *)0)
+#define MPI_ARGV_NULL       ((char **)0)
+#define MPI_ARGVS_NULL      ((char ***)0)
+
+/* Sentinels for the graph-topology weight arrays: distinct addresses that
+ * are not NULL, defined by the library (src/api/). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+extern int *const MPI_UNWEIGHTED;
+extern int *const MPI_WEIGHTS_EMPTY;
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+
+/* Results of MPI_Comm_compare / MPI_Group_compare */
+#define MPI_IDENT     0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR   2
+#define MPI_UNEQUAL   3
+
+/* Thread levels, in increasing order */
+#define MPI_THREAD_SINGLE     0
+#define MPI_THREAD_FUNNELED   1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE   3
+
+/* Topologies and communicator splitting */
+#define MPI_GRAPH            1
+#define MPI_CART             2
+#define MPI_DIST_GRAPH       3
+#define MPI_COMM_TYPE_SHARED 1
+
+/* ------------------------------------------------------------------------
+ * Limits
+ * ------------------------------------------------------------------------ */
+#define MPI_MAX_PROCESSOR_NAME         128
+#define MPI_MAX_ERROR_STRING           512
+#define MPI_MAX_OBJECT_NAME            128
+#define MPI_MAX_PORT_NAME              256
+#define MPI_MAX_INFO_KEY               255
+#define MPI_MAX_INFO_VAL               1024
+#define MPI_MAX_LIBRARY_VERSION_STRING 8192
+#define MPI_BSEND_OVERHEAD             96  /* per-message bytes in a Bsend buffer */
+
+/* ------------------------------------------------------------------------
+ * Attributes
+ * ------------------------------------------------------------------------ */
+#define MPI_KEYVAL_INVALID 0x24000000
+
+/* Predefined communicator attributes (cached on MPI_COMM_WORLD) */
+#define MPI_TAG_UB          0x64400001
+#define MPI_HOST            0x64400003
+#define MPI_IO              0x64400005
+#define MPI_WTIME_IS_GLOBAL 0x64400007
+#define MPI_UNIVERSE_SIZE   0x64400009
+#define MPI_LASTUSEDCODE    0x6440000b
+#define MPI_APPNUM          0x6440000d
+
+/* Predefined window attributes */
+#define MPI_WIN_BASE          0x66000001
+#define MPI_WIN_SIZE          0x66000003
+#define MPI_WIN_DISP_UNIT     0x66000005
+#define MPI_WIN_CREATE_FLAVOR 0x66000007
+#define MPI_WIN_MODEL         0x66000009
+
+/* ------------------------------------------------------------------------
+ * One-sided communication
+ * ------------------------------------------------------------------------ */
+#define MPI_WIN_FLAVOR_CREATE   1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC  3
+#define MPI_WIN_FLAVOR_SHARED   4
+
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED  2
+
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED    235
+
+/* Assertions: bit flags, or-ed together */
+#define MPI_MODE_NOCHECK   1024
+#define MPI_MODE_NOSTORE   2048
+#define MPI_MODE_NOPUT     4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
+
+/* ------------------------------------------------------------------------
+ * Error classes
+ *
+ * MPICH's numbering. 59-74 are the MPI_T return codes; 75-78 are taken by
+ * MPICH for MPI-4 classes and 101-105 by its MPIX fault-tolerance classes,
+ * so classes made by MPI_Add_error_class must not reuse 0-105.
+ * ------------------------------------------------------------------------ */
+#define MPI_SUCCESS                   0
+#define MPI_ERR_BUFFER                1
+#define MPI_ERR_COUNT                 2
+#define MPI_ERR_TYPE                  3
+#define MPI_ERR_TAG                   4
+#define MPI_ERR_COMM                  5
+#define MPI_ERR_RANK                  6
+#define MPI_ERR_ROOT                  7
+#define MPI_ERR_GROUP                 8
+#define MPI_ERR_OP                    9
+#define MPI_ERR_TOPOLOGY              10
+#define MPI_ERR_DIMS                  11
+#define MPI_ERR_ARG                   12
+#define MPI_ERR_UNKNOWN               13
+#define MPI_ERR_TRUNCATE              14
+#define MPI_ERR_OTHER                 15
+#define MPI_ERR_INTERN                16
+#define MPI_ERR_IN_STATUS             17
+#define MPI_ERR_PENDING               18
+#define MPI_ERR_REQUEST               19
+#define MPI_ERR_ACCESS                20
+#define MPI_ERR_AMODE                 21
+#define MPI_ERR_BAD_FILE              22
+#define MPI_ERR_CONVERSION            23
+#define MPI_ERR_DUP_DATAREP           24
+#define MPI_ERR_FILE_EXISTS           25
+#define MPI_ERR_FILE_IN_USE           26
+#define MPI_ERR_FILE                  27
+#define MPI_ERR_INFO                  28
+#define MPI_ERR_INFO_KEY              29
+#define MPI_ERR_INFO_VALUE            30
+#define MPI_ERR_INFO_NOKEY            31
+#define MPI_ERR_IO                    32
+#define MPI_ERR_NAME                  33
+#define MPI_ERR_NO_MEM                34
+#define MPI_ERR_NOT_SAME              35
+#define MPI_ERR_NO_SPACE              36
+#define MPI_ERR_NO_SUCH_FILE          37
+#define MPI_ERR_PORT                  38
+#define MPI_ERR_QUOTA                 39
+#define MPI_ERR_READ_ONLY             40
+#define MPI_ERR_SERVICE               41
+#define MPI_ERR_SPAWN                 42
+#define MPI_ERR_UNSUPPORTED_DATAREP   43
+#define MPI_ERR_UNSUPPORTED_OPERATION 44
+#define MPI_ERR_WIN                   45
+#define MPI_ERR_BASE                  46
+#define MPI_ERR_LOCKTYPE              47
+#define MPI_ERR_KEYVAL                48
+#define MPI_ERR_RMA_CONFLICT          49
+#define MPI_ERR_RMA_SYNC              50
+#define MPI_ERR_SIZE                  51
+#define MPI_ERR_DISP                  52
+#define MPI_ERR_ASSERT                53
+/* 54 is unused */
+#define MPI_ERR_RMA_RANGE             55
+#define MPI_ERR_RMA_ATTACH            56
+#define MPI_ERR_RMA_SHARED            57
+#define MPI_ERR_RMA_FLAVOR            58
+
+#define MPI_T_ERR_MEMORY              59
+#define MPI_T_ERR_NOT_INITIALIZED     60
+#define MPI_T_ERR_CANNOT_INIT         61
+#define MPI_T_ERR_INVALID_INDEX       62
+#define MPI_T_ERR_INVALID_ITEM        63
+#define MPI_T_ERR_INVALID_HANDLE      64
+#define MPI_T_ERR_OUT_OF_HANDLES      65
+#define MPI_T_ERR_OUT_OF_SESSIONS     66
+#define MPI_T_ERR_INVALID_SESSION     67
+#define MPI_T_ERR_CVAR_SET_NOT_NOW    68
+#define MPI_T_ERR_CVAR_SET_NEVER      69
+#define MPI_T_ERR_PVAR_NO_STARTSTOP   70
+#define MPI_T_ERR_PVAR_NO_WRITE       71
+#define MPI_T_ERR_PVAR_NO_ATOMIC      72
+#define MPI_T_ERR_INVALID_NAME        73
+#define MPI_T_ERR_INVALID             74
+
+#define MPI_ERR_LASTCODE              0x3fffffff  /* largest valid error code */
+
+/* ------------------------------------------------------------------------
+ * Callback types
+ * ------------------------------------------------------------------------ */
+/* User-defined reduction: inoutvec[i] = invec[i] op inoutvec[i], *len items */
+typedef void(MPI_User_function)(void *invec, void *inoutvec, int *len,
+                                MPI_Datatype *datatype);
+
+/* Error handlers receive the object and the error code, then
+ * implementation-specific arguments (Plexus passes none). */
+typedef void(MPI_Comm_errhandler_function)(MPI_Comm *, int *, ...);
+typedef void(MPI_Win_errhandler_function)(MPI_Win *, int *, ...);
+typedef void(MPI_File_errhandler_function)(MPI_File *, int *, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* MPI-2.0 names */
+typedef MPI_Win_errhandler_function  MPI_Win_errhandler_fn;
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
+typedef void(MPI_Handler_function)(MPI_Comm *, int *, ...);  /* MPI-1 name */
+
+/* Attribute copy callbacks set *flag to keep the attribute in the copy and
+ * store the new value through attribute_val_out (a pointer to a void *). */
+typedef int(MPI_Comm_copy_attr_function)(MPI_Comm oldcomm, int comm_keyval,
+                                         void *extra_state, void *attribute_val_in,
+                                         void *attribute_val_out, int *flag);
+typedef int(MPI_Comm_delete_attr_function)(MPI_Comm comm, int comm_keyval,
+                                           void *attribute_val, void *extra_state);
+typedef int(MPI_Type_copy_attr_function)(MPI_Datatype oldtype, int type_keyval,
+                                         void *extra_state, void *attribute_val_in,
+                                         void *attribute_val_out, int *flag);
+typedef int(MPI_Type_delete_attr_function)(MPI_Datatype datatype, int type_keyval,
+                                           void *attribute_val, void *extra_state);
+typedef int(MPI_Win_copy_attr_function)(MPI_Win oldwin, int win_keyval,
+                                        void *extra_state, void *attribute_val_in,
+                                        void *attribute_val_out, int *flag);
+typedef int(MPI_Win_delete_attr_function)(MPI_Win win, int win_keyval,
+                                          void *attribute_val, void *extra_state);
+/* MPI-1 names of the communicator callbacks */
+typedef int(MPI_Copy_function)(MPI_Comm oldcomm, int keyval, void *extra_state,
+                               void *attribute_val_in, void *attribute_val_out,
+                               int *flag);
+typedef int(MPI_Delete_function)(MPI_Comm comm, int keyval, void *attribute_val,
+                                 void *extra_state);
+
+/* Generalized requests */
+typedef int(MPI_Grequest_query_function)(void *extra_state, MPI_Status *status);
+typedef int(MPI_Grequest_free_function)(void *extra_state);
+typedef int(MPI_Grequest_cancel_function)(void *extra_state, int complete);
+
+/* User data representations (MPI-IO) */
+typedef int(MPI_Datarep_conversion_function)(void *userbuf, MPI_Datatype datatype,
+                                             int count, void *filebuf,
+                                             MPI_Offset position, void *extra_state);
+typedef int(MPI_Datarep_extent_function)(MPI_Datatype datatype,
+                                         MPI_Aint *file_extent, void *extra_state);
+#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0)
+
+/* Predefined attribute callbacks. The null ones are null pointers; every
+ * DUP_FN is the one library function MPIR_Dup_fn (MPICH's symbol name, which
+ * MPICH-built binaries link against), which copies the pointer value. */
+#define MPI_NULL_COPY_FN        ((MPI_Copy_function *)0)
+#define MPI_NULL_DELETE_FN      ((MPI_Delete_function *)0)
+#define MPI_DUP_FN              MPIR_Dup_fn
+#define MPI_COMM_NULL_COPY_FN   ((MPI_Comm_copy_attr_function *)0)
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0)
+#define MPI_COMM_DUP_FN         ((MPI_Comm_copy_attr_function *)MPI_DUP_FN)
+#define MPI_TYPE_NULL_COPY_FN   ((MPI_Type_copy_attr_function *)0)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0)
+#define MPI_TYPE_DUP_FN         ((MPI_Type_copy_attr_function *)MPI_DUP_FN)
+#define MPI_WIN_NULL_COPY_FN    ((MPI_Win_copy_attr_function *)0)
+#define MPI_WIN_NULL_DELETE_FN  ((MPI_Win_delete_attr_function *)0)
+#define MPI_WIN_DUP_FN          ((MPI_Win_copy_attr_function *)MPI_DUP_FN)
+
+/* ------------------------------------------------------------------------
+ * Handle conversion to and from Fortran: handles are already Fortran
+ * integers, so these are casts.
+ * ------------------------------------------------------------------------ */
+#define MPI_Comm_c2f(comm)              ((MPI_Fint)(comm))
+#define MPI_Comm_f2c(comm)              ((MPI_Comm)(comm))
+#define MPI_Group_c2f(group)            ((MPI_Fint)(group))
+#define MPI_Group_f2c(group)            ((MPI_Group)(group))
+#define MPI_Type_c2f(datatype)          ((MPI_Fint)(datatype))
+#define MPI_Type_f2c(datatype)          ((MPI_Datatype)(datatype))
+#define MPI_Op_c2f(op)                  ((MPI_Fint)(op))
+#define MPI_Op_f2c(op)                  ((MPI_Op)(op))
+#define MPI_Errhandler_c2f(errhandler)  ((MPI_Fint)(errhandler))
+#define MPI_Errhandler_f2c(errhandler)  ((MPI_Errhandler)(errhandler))
+#define MPI_Info_c2f(info)              ((MPI_Fint)(info))
+#define MPI_Info_f2c(info)              ((MPI_Info)(info))
+#define MPI_Win_c2f(win)                ((MPI_Fint)(win))
+#define MPI_Win_f2c(win)                ((MPI_Win)(win))
+#define MPI_Request_c2f(request)        ((MPI_Fint)(request))
+#define MPI_Request_f2c(request)        ((MPI_Request)(request))
+#define MPI_Message_c2f(message)        ((MPI_Fint)(message))
+#define MPI_Message_f2c(message)        ((MPI_Message)(message))
+#define PMPI_Comm_c2f(comm)             ((MPI_Fint)(comm))
+#define PMPI_Comm_f2c(comm)             ((MPI_Comm)(comm))
+#define PMPI_Group_c2f(group)           ((MPI_Fint)(group))
+#define PMPI_Group_f2c(group)           ((MPI_Group)(group))
+#define PMPI_Type_c2f(datatype)         ((MPI_Fint)(datatype))
+#define PMPI_Type_f2c(datatype)         ((MPI_Datatype)(datatype))
+#define PMPI_Op_c2f(op)                 ((MPI_Fint)(op))
+#define PMPI_Op_f2c(op)                 ((MPI_Op)(op))
+#define PMPI_Errhandler_c2f(errhandler) ((MPI_Fint)(errhandler))
+#define PMPI_Errhandler_f2c(errhandler) ((MPI_Errhandler)(errhandler))
+#define PMPI_Info_c2f(info)             ((MPI_Fint)(info))
+#define PMPI_Info_f2c(info)             ((MPI_Info)(info))
+#define PMPI_Win_c2f(win)               ((MPI_Fint)(win))
+#define PMPI_Win_f2c(win)               ((MPI_Win)(win))
+#define PMPI_Request_c2f(request)       ((MPI_Fint)(request))
+#define PMPI_Request_f2c(request)       ((MPI_Request)(request))
+#define PMPI_Message_c2f(message)       ((MPI_Fint)(message))
+#define PMPI_Message_f2c(message)       ((MPI_Message)(message))
+
+/* ------------------------------------------------------------------------
+ * Functions
+ *
+ * The library is built with hidden visibility; these declarations make the
+ * MPI_ and PMPI_ entry points (and MPIR_Dup_fn) the symbols it exports.
+ * ------------------------------------------------------------------------ */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
+int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state,
+                void *attribute_val_in, void *attribute_val_out, int *flag);
+
+/* Environment */
+int MPI_Init(int *argc, char ***argv);
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int MPI_Finalize(void);
+int MPI_Initialized(int *flag);
+int MPI_Finalized(int *flag);
+int MPI_Abort(MPI_Comm comm, int errorcode);
+int MPI_Query_thread(int *provided);
+int MPI_Is_thread_main(int *flag);
+double MPI_Wtime(void);
+double MPI_Wtick(void);
+int MPI_Get_processor_name(char *name, int *resultlen);
+int MPI_Get_version(int *version, int *subversion);
+int MPI_Get_library_version(char *version, int *resultlen);
+int MPI_Pcontrol(const int level, ...);
+int MPI_Get_address(const void *location, MPI_Aint *address);
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+
+/* Errors and error handlers */
+int MPI_Error_string(int errorcode, char *string, int *resultlen);
+int MPI_Error_class(int errorcode, int *errorclass);
+int MPI_Add_error_class(int *errorclass);
+int MPI_Add_error_code(int errorclass, int *errorcode);
+int MPI_Add_error_string(int errorcode, const char *string);
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                               MPI_Errhandler *errhandler);
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+int MPI_Errhandler_free(MPI_Errhandler *errhandler);
+int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+/* Communicators */
+int MPI_Comm_size(MPI_Comm comm, int *size);
+int MPI_Comm_rank(MPI_Comm comm, int *rank);
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                        MPI_Comm *newcomm);
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+int MPI_Comm_free(MPI_Comm *comm);
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
+
+/* Groups */
+int MPI_Group_size(MPI_Group group, int *size);
+int MPI_Group_rank(MPI_Group group, int *rank);
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
+                              MPI_Group group2, int ranks2[]);
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+int MPI_Group_free(MPI_Group *group);
+
+/* Attributes (attribute_val of the get calls is really a void **) */
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                           int *comm_keyval, void *extra_state);
+int MPI_Comm_free_keyval(int *comm_keyval);
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn,
+                      int *keyval, void *extra_state);
+int MPI_Keyval_free(int *keyval);
+int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
+
+/* Info objects */
+int MPI_Info_create(MPI_Info *info);
+int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+int MPI_Info_delete(MPI_Info info, const char *key);
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+int MPI_Info_free(MPI_Info *info);
+int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+
+/* Datatypes */
+int MPI_Type_size(MPI_Datatype datatype, int *size);
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
+                             MPI_Aint *true_extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
+                               MPI_Count *true_extent);
+int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+int MPI_Type_commit(MPI_Datatype *datatype);
+int MPI_Type_free(MPI_Datatype *datatype);
+
+/* Point-to-point: blocking */
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+             MPI_Comm comm);
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm);
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm);
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm);
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+             MPI_Comm comm, MPI_Status *status);
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                 int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
+                         int sendtag, int source, int recvtag, MPI_Comm comm,
+                         MPI_Status *status);
+/* buffer_addr of Buffer_detach is really a void ** */
+int MPI_Buffer_attach(void *buffer, int size);
+int MPI_Buffer_detach(void *buffer_addr, int *size);
+
+/* Point-to-point: nonblocking */
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm, MPI_Request *request);
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request);
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request);
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request);
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+              MPI_Comm comm, MPI_Request *request);
+
+/* Point-to-point: persistent */
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request);
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                  MPI_Comm comm, MPI_Request *request);
+int MPI_Start(MPI_Request *request);
+int MPI_Startall(int count, MPI_Request array_of_requests[]);
+
+/* Point-to-point: probe, matched probe, cancel */
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
+               MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+              MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Request *request);
+int MPI_Cancel(MPI_Request *request);
+
+/* Completion. Status arrays are declared as pointers, not [], so passing
+ * MPI_STATUSES_IGNORE does not trip GCC's -Wstringop-overflow. */
+int MPI_Wait(MPI_Request *request, MPI_Status *status);
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx,
+                MPI_Status *status);
+int MPI_Waitall(int count, MPI_Request array_of_requests[],
+                MPI_Status *array_of_statuses);
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                 int array_of_indices[], MPI_Status *array_of_statuses);
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+int MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag,
+                MPI_Status *status);
+int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                MPI_Status *array_of_statuses);
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                 int array_of_indices[], MPI_Status *array_of_statuses);
+int MPI_Request_free(MPI_Request *request);
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+
+/* Status */
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype,
+                       MPI_Count *count);
+int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype,
+                              MPI_Count count);
+int MPI_Status_set_cancelled(MPI_Status *status, int flag);
+
+/* Collectives */
+int MPI_Barrier(MPI_Comm comm);
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+               MPI_Op op, int root, MPI_Comm comm);
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm);
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+               void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+               MPI_Comm comm);
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
+/* ---- Profiling interface: the same functions under their PMPI_ names ---- */
+
+/* Environment */
+int PMPI_Init(int *argc, char ***argv);
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int PMPI_Finalize(void);
+int PMPI_Initialized(int *flag);
+int PMPI_Finalized(int *flag);
+int PMPI_Abort(MPI_Comm comm, int errorcode);
+int PMPI_Query_thread(int *provided);
+int PMPI_Is_thread_main(int *flag);
+double PMPI_Wtime(void);
+double PMPI_Wtick(void);
+int PMPI_Get_processor_name(char *name, int *resultlen);
+int PMPI_Get_version(int *version, int *subversion);
+int PMPI_Get_library_version(char *version, int *resultlen);
+int PMPI_Pcontrol(const int level, ...);
+int PMPI_Get_address(const void *location, MPI_Aint *address);
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+
+/* Errors and error handlers */
+int PMPI_Error_string(int errorcode, char *string, int *resultlen);
+int PMPI_Error_class(int errorcode, int *errorclass);
+int PMPI_Add_error_class(int *errorclass);
+int PMPI_Add_error_code(int errorclass, int *errorcode);
+int PMPI_Add_error_string(int errorcode, const char *string);
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                                MPI_Errhandler *errhandler);
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler);
+int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+/* Communicators */
+int PMPI_Comm_size(MPI_Comm comm, int *size);
+int PMPI_Comm_rank(MPI_Comm comm, int *rank);
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                         MPI_Comm *newcomm);
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+int PMPI_Comm_free(MPI_Comm *comm);
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag);
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
+
+/* Groups */
+int PMPI_Group_size(MPI_Group group, int *size);
+int PMPI_Group_rank(MPI_Group group, int *rank);
+int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
+                               MPI_Group group2, int ranks2[]);
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+int PMPI_Group_free(MPI_Group *group);
+
+/* Attributes (attribute_val of the get calls is really a void **) */
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                            int *comm_keyval, void *extra_state);
+int PMPI_Comm_free_keyval(int *comm_keyval);
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn,
+                       int *keyval, void *extra_state);
+int PMPI_Keyval_free(int *keyval);
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+int PMPI_Attr_delete(MPI_Comm comm, int keyval);
+
+/* Info objects */
+int PMPI_Info_create(MPI_Info *info);
+int PMPI_Info_set(MPI_Info info, const char *key, const char *value);
+int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+int PMPI_Info_delete(MPI_Info info, const char *key);
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+int PMPI_Info_free(MPI_Info *info);
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+
+/* Datatypes */
+int PMPI_Type_size(MPI_Datatype datatype, int *size);
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
+                              MPI_Aint *true_extent);
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
+                                MPI_Count *true_extent);
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+int PMPI_Type_commit(MPI_Datatype *datatype);
+int PMPI_Type_free(MPI_Datatype *datatype);
+
+/* Point-to-point: blocking */
+int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm);
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm);
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm);
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm);
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+              MPI_Comm comm, MPI_Status *status);
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
+                          int sendtag, int source, int recvtag, MPI_Comm comm,
+                          MPI_Status *status);
+/* buffer_addr of Buffer_detach is really a void ** */
+int PMPI_Buffer_attach(void *buffer, int size);
+int PMPI_Buffer_detach(void *buffer_addr, int *size);
+
+/* Point-to-point: nonblocking */
+int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request);
+int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request *request);
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request *request);
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request *request);
+int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+               MPI_Comm comm, MPI_Request *request);
+
+/* Point-to-point: persistent */
+int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request);
+int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request);
+int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request);
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int PMPI_Start(MPI_Request *request);
+int PMPI_Startall(int count, MPI_Request array_of_requests[]);
+
+/* Point-to-point: probe, matched probe, cancel */
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
+                MPI_Status *status);
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                 MPI_Status *status);
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Status *status);
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                MPI_Request *request);
+int PMPI_Cancel(MPI_Request *request);
+
+/* Completion */
+int PMPI_Wait(MPI_Request *request, MPI_Status *status);
+int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *indx,
+                 MPI_Status *status);
+int PMPI_Waitall(int count, MPI_Request array_of_requests[],
+                 MPI_Status *array_of_statuses);
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                  int array_of_indices[], MPI_Status *array_of_statuses);
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+int PMPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag,
+                 MPI_Status *status);
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                 MPI_Status *array_of_statuses);
+int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                  int array_of_indices[], MPI_Status *array_of_statuses);
+int PMPI_Request_free(MPI_Request *request);
+int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+
+/* Status */
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype,
+                        MPI_Count *count);
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag);
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype,
+                               MPI_Count count);
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag);
+
+/* Collectives */
+int PMPI_Barrier(MPI_Comm comm);
+int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                MPI_Op op, int root, MPI_Comm comm);
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm);
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                MPI_Comm comm);
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* PLEXUS_MPI_H_INCLUDED */

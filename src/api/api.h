@@ -1,0 +1,72 @@
+/*
+ * Shared helpers of the MPI_* entry points: the API lock, argument checks
+ * that decode handles, and error raising through the communicator's error
+ * handler.
+ *
+ * Every entry point is defined as PMPI_X with `#pragma weak MPI_X = PMPI_X`,
+ * so a profiling library can define MPI_X and call PMPI_X.
+ *
+ * Error path: plx_api_err(comm, fn, class, fmt, ...) builds a code whose
+ * message names the call and the rank ("MPI_Send(rank 3): ..."), calls the
+ * error handler of comm (MPI_COMM_WORLD's when comm is NULL) and returns the
+ * code; with MPI_ERRORS_ARE_FATAL the handler prints it and ends the job.
+ *
+ * Locking: one recursive lock, taken only when the application asked for
+ * MPI_THREAD_MULTIPLE (plx_rt.lock_needed). A coarse first step; see
+ * DESIGN.md "Async progress and threads" for where this goes.
+ */
+#ifndef PLX_API_H
+#define PLX_API_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include "core/errors.h"
+#include "core/objects.h"
+#include "core/plexus.h"
+
+struct plx_runtime {
+    int initialized;
+    int finalized;
+    int thread_level;
+    int lock_needed;
+    pthread_t main_thread;
+    pthread_mutex_t lock;
+    int world_rank;
+    int world_size;
+    int appnum;
+    int universe_size;
+    char hostname[MPI_MAX_PROCESSOR_NAME];
+};
+extern struct plx_runtime plx_rt;
+
+static inline void plx_api_lock(void)
+{
+    if (plx_unlikely(plx_rt.lock_needed))
+        pthread_mutex_lock(&plx_rt.lock);
+}
+static inline void plx_api_unlock(void)
+{
+    if (plx_unlikely(plx_rt.lock_needed))
+        pthread_mutex_unlock(&plx_rt.lock);
+}
+
+/* Raise an error on comm (NULL: MPI_COMM_WORLD, or print+abort before init).
+ * Returns the error code (when the handler returns). */
+int plx_api_err(struct plx_comm *comm, const char *fn, int errclass, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5), cold));
+/* Invoke comm's handler on an existing code; returns code. */
+int plx_api_err_code(struct plx_comm *comm, int code);
+
+/* Ends the job when MPI is not initialized or already finalized. */
+void plx_api_check_init(const char *fn);
+
+/* Handle decoders: return MPI_SUCCESS and set *_p, or raise and return the
+ * error (MPI_ERR_COMM / MPI_ERR_GROUP / ...). */
+int plx_api_comm(MPI_Comm h, struct plx_comm **c_p, const char *fn);
+int plx_api_group(struct plx_comm *errcomm, MPI_Group h, struct plx_group **g_p, const char *fn, const char *arg);
+int plx_api_info(struct plx_comm *errcomm, MPI_Info h, struct plx_info **i_p, const char *fn, const char *arg);
+
+/* Raises MPI_ERR_ARG naming the NULL output argument `arg`. */
+int plx_api_null_arg(struct plx_comm *comm, const char *fn, const char *arg);
+
+#endif

@@ -1,0 +1,271 @@
+/*
+ * Communicator attributes: MPI_Comm_{create,free}_keyval,
+ * MPI_Comm_{set,get,delete}_attr and their MPI-1 names (Keyval_create/free,
+ * Attr_put/get/delete: identical in C), plus MPIR_Dup_fn, the function
+ * behind MPI_DUP_FN / MPI_COMM_DUP_FN in mpi.h.
+ *
+ * The predefined keyvals (MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL,
+ * MPI_UNIVERSE_SIZE, MPI_LASTUSEDCODE, MPI_APPNUM) are answered on every
+ * communicator from the runtime: the value returned is a pointer to a
+ * per-process copy of the int, refreshed on each call, so a program writing
+ * through it changes nothing. They cannot be set, deleted or freed
+ * (MPI_ERR_KEYVAL).
+ *
+ * A failing callback's own code is returned (through the error handler)
+ * when it is a valid MPI error code; anything else becomes MPI_ERR_OTHER.
+ */
+#include <string.h>
+#include "api/api.h"
+
+#define PLX_TAG_UB 0x7fffffff
+
+int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
+                void *attribute_val_out, int *flag)
+{
+    *(void **)attribute_val_out = attribute_val_in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static struct {
+    int tag_ub, host, io, wtime_is_global, universe_size, lastusedcode, appnum;
+} plx_attr_predef;
+
+/* 1 and *val_p set when the predefined attribute has a value; 0 when it is
+ * not set (MPI_UNIVERSE_SIZE / MPI_APPNUM unknown to the launcher). */
+static int plx_attr_get_predefined(int keyval, void **val_p)
+{
+    int *v;
+    switch (keyval) {
+    case MPI_TAG_UB:
+        v = &plx_attr_predef.tag_ub;
+        *v = PLX_TAG_UB;
+        break;
+    case MPI_HOST:
+        v = &plx_attr_predef.host;
+        *v = MPI_PROC_NULL;             /* no distinguished host process */
+        break;
+    case MPI_IO:
+        v = &plx_attr_predef.io;
+        *v = MPI_ANY_SOURCE;            /* every process can do I/O */
+        break;
+    case MPI_WTIME_IS_GLOBAL:
+        v = &plx_attr_predef.wtime_is_global;
+        *v = 0;
+        break;
+    case MPI_UNIVERSE_SIZE:
+        if (plx_rt.universe_size <= 0)
+            return 0;
+        v = &plx_attr_predef.universe_size;
+        *v = plx_rt.universe_size;
+        break;
+    case MPI_LASTUSEDCODE:
+        v = &plx_attr_predef.lastusedcode;
+        *v = plx_err_last_used();
+        break;
+    case MPI_APPNUM:
+        if (plx_rt.appnum < 0)
+            return 0;
+        v = &plx_attr_predef.appnum;
+        *v = plx_rt.appnum;
+        break;
+    default:
+        return 0;
+    }
+    *val_p = v;
+    return 1;
+}
+
+/* Decodes a communicator keyval; `action` names what a predefined one
+ * cannot undergo ("set"), NULL when predefined ones are fine. */
+static int plx_attr_keyval(struct plx_comm *c, int keyval, struct plx_keyval **kv_p, const char *action,
+                           const char *fn, const char *arg)
+{
+    struct plx_keyval *kv = plx_obj_lookup(&plx_keyval_tab, keyval);
+    *kv_p = NULL;
+    if (!kv || kv->freed)
+        return plx_api_err(c, fn, MPI_ERR_KEYVAL, "argument '%s' is %s keyval (0x%x)", arg,
+                           keyval == MPI_KEYVAL_INVALID ? "the invalid" : kv ? "a freed" : "not a",
+                           (unsigned)keyval);
+    if (kv->kind != PLX_KEYVAL_COMM)
+        return plx_api_err(c, fn, MPI_ERR_KEYVAL, "argument '%s' (0x%x) is a %s keyval, not a communicator keyval",
+                           arg, (unsigned)keyval, kv->kind == PLX_KEYVAL_TYPE ? "datatype" : "window");
+    if (kv->obj.builtin && action)
+        return plx_api_err(c, fn, MPI_ERR_KEYVAL, "argument '%s' (0x%x) is a predefined keyval, which cannot be %s",
+                           arg, (unsigned)keyval, action);
+    *kv_p = kv;
+    return MPI_SUCCESS;
+}
+
+static int plx_attr_callback_err(struct plx_comm *c, const char *fn, const char *which, int keyval, int code)
+{
+    if (plx_err_class(code) > 0)
+        return plx_api_err_code(c, code);
+    return plx_api_err(c, fn, MPI_ERR_OTHER, "the %s callback of keyval 0x%x returned %d", which, (unsigned)keyval,
+                       code);
+}
+
+static int plx_attr_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn,
+                                  int *keyval, void *extra_state, const char *fn)
+{
+    int rc = MPI_SUCCESS;
+    plx_api_lock();
+    plx_api_check_init(fn);
+    if (!keyval) {
+        rc = plx_api_null_arg(NULL, fn, "keyval");
+        goto out;
+    }
+    struct plx_keyval *kv = plx_keyval_new(PLX_KEYVAL_COMM, copy_fn, delete_fn, extra_state);
+    if (!kv) {
+        rc = plx_api_err(NULL, fn, MPI_ERR_NO_MEM, "cannot allocate a keyval");
+        goto out;
+    }
+    *keyval = kv->obj.handle;
+out:
+    plx_api_unlock();
+    return rc;
+}
+
+#pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                            void *extra_state)
+{
+    return plx_attr_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state,
+                                  "MPI_Comm_create_keyval");
+}
+
+#pragma weak MPI_Keyval_create = PMPI_Keyval_create
+int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
+{
+    return plx_attr_create_keyval(copy_fn, delete_fn, keyval, extra_state, "MPI_Keyval_create");
+}
+
+static int plx_attr_free_keyval(int *keyval, const char *fn)
+{
+    int rc;
+    plx_api_lock();
+    plx_api_check_init(fn);
+    if (!keyval) {
+        rc = plx_api_null_arg(NULL, fn, "keyval");
+        goto out;
+    }
+    struct plx_keyval *kv;
+    if ((rc = plx_attr_keyval(NULL, *keyval, &kv, "freed", fn, "keyval")))
+        goto out;
+    kv->freed = 1;              /* attributes still using it keep it alive */
+    plx_keyval_release(kv);
+    *keyval = MPI_KEYVAL_INVALID;
+out:
+    plx_api_unlock();
+    return rc;
+}
+
+#pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
+int PMPI_Comm_free_keyval(int *comm_keyval)
+{
+    return plx_attr_free_keyval(comm_keyval, "MPI_Comm_free_keyval");
+}
+
+#pragma weak MPI_Keyval_free = PMPI_Keyval_free
+int PMPI_Keyval_free(int *keyval)
+{
+    return plx_attr_free_keyval(keyval, "MPI_Keyval_free");
+}
+
+static int plx_attr_put(MPI_Comm comm, int keyval, void *attribute_val, const char *fn)
+{
+    struct plx_comm *c;
+    struct plx_keyval *kv;
+    int rc;
+    plx_api_lock();
+    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, keyval, &kv, "set", fn, "keyval")))
+        goto out;
+    rc = plx_attr_set(&c->attrs, c->obj.handle, kv, attribute_val);
+    if (rc != MPI_SUCCESS)
+        rc = plx_attr_callback_err(c, fn, "delete", keyval, rc);
+out:
+    plx_api_unlock();
+    return rc;
+}
+
+#pragma weak MPI_Comm_set_attr = PMPI_Comm_set_attr
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
+{
+    return plx_attr_put(comm, comm_keyval, attribute_val, "MPI_Comm_set_attr");
+}
+
+#pragma weak MPI_Attr_put = PMPI_Attr_put
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
+{
+    return plx_attr_put(comm, keyval, attribute_val, "MPI_Attr_put");
+}
+
+static int plx_attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag, const char *fn)
+{
+    struct plx_comm *c;
+    struct plx_keyval *kv;
+    int rc;
+    plx_api_lock();
+    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, keyval, &kv, NULL, fn, "keyval")))
+        goto out;
+    if (!attribute_val) {
+        rc = plx_api_null_arg(c, fn, "attribute_val");
+        goto out;
+    }
+    if (!flag) {
+        rc = plx_api_null_arg(c, fn, "flag");
+        goto out;
+    }
+    if (kv->obj.builtin) {
+        *flag = plx_attr_get_predefined(keyval, (void **)attribute_val);
+        goto out;
+    }
+    struct plx_attr *a = plx_attr_find(c->attrs, kv);
+    *flag = a != NULL;
+    if (a)
+        *(void **)attribute_val = a->value;
+out:
+    plx_api_unlock();
+    return rc;
+}
+
+#pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+    return plx_attr_get(comm, comm_keyval, attribute_val, flag, "MPI_Comm_get_attr");
+}
+
+#pragma weak MPI_Attr_get = PMPI_Attr_get
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+    return plx_attr_get(comm, keyval, attribute_val, flag, "MPI_Attr_get");
+}
+
+static int plx_attr_del(MPI_Comm comm, int keyval, const char *fn)
+{
+    struct plx_comm *c;
+    struct plx_keyval *kv;
+    int rc;
+    plx_api_lock();
+    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, keyval, &kv, "deleted", fn, "keyval")))
+        goto out;
+    rc = plx_attr_delete(&c->attrs, c->obj.handle, kv);
+    if (rc != MPI_SUCCESS)
+        rc = plx_attr_callback_err(c, fn, "delete", keyval, rc);
+out:
+    plx_api_unlock();
+    return rc;
+}
+
+#pragma weak MPI_Comm_delete_attr = PMPI_Comm_delete_attr
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
+{
+    return plx_attr_del(comm, comm_keyval, "MPI_Comm_delete_attr");
+}
+
+#pragma weak MPI_Attr_delete = PMPI_Attr_delete
+int PMPI_Attr_delete(MPI_Comm comm, int keyval)
+{
+    return plx_attr_del(comm, keyval, "MPI_Attr_delete");
+}

@@ -1,0 +1,32 @@
+/*
+ * Internal collectives used by the library itself (context-id agreement,
+ * Comm_split, Comm_create...) and, for now, behind the public MPI_Barrier /
+ * MPI_Bcast / MPI_Reduce / MPI_Allreduce / MPI_Gather / MPI_Allgather.
+ *
+ * They run over comm's collective context (context_id + 1), never matching
+ * user point-to-point traffic, with the given tag so that concurrent
+ * internal operations (e.g. MPI_Comm_create_group with different tags) do not
+ * mix. Members are comm->lpids[0..size-1]; a caller may build a temporary
+ * struct plx_comm on the stack describing a subset (Comm_create_group).
+ * Blocking; they drive progress while they wait.
+ */
+#ifndef PLX_COLL_H
+#define PLX_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/objects.h"
+
+#define PLX_COLL_TAG_DEFAULT 0x7ff0   /* internal tags live in the collective context only */
+
+enum plx_coll_u64_op { PLX_COLL_BAND, PLX_COLL_BOR, PLX_COLL_MAX, PLX_COLL_MIN, PLX_COLL_SUM };
+
+plx_status_t plx_coll_barrier(struct plx_comm *c, int tag);
+plx_status_t plx_coll_bcast(void *buf, size_t nbytes, int root, struct plx_comm *c, int tag);
+/* Every rank contributes nbytes; rbuf receives size*nbytes in rank order. */
+plx_status_t plx_coll_allgather(const void *sbuf, size_t nbytes, void *rbuf, struct plx_comm *c, int tag);
+plx_status_t plx_coll_gather(const void *sbuf, size_t nbytes, void *rbuf, int root, struct plx_comm *c, int tag);
+/* In-place elementwise reduction of n 64-bit unsigned words. */
+plx_status_t plx_coll_allreduce_u64(uint64_t *buf, int n, enum plx_coll_u64_op op, struct plx_comm *c, int tag);
+
+#endif

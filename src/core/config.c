@@ -1,0 +1,123 @@
+/*
+ * Settings table (see config.h). Sizes accept K/M/G suffixes; booleans
+ * accept 1/0, yes/no, on/off, true/false.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "core/config.h"
+
+struct plx_config plx_config;
+
+#define PLX_SET(nm, ty, def, field, help) \
+    { nm, ty, def, help, offsetof(struct plx_config, field), sizeof(((struct plx_config *)0)->field) }
+
+const struct plx_setting plx_settings[] = {
+    PLX_SET("PLEXUS_DEBUG", PLX_SET_INT, "0", debug,
+            "Debug output level: 0 none, 1 decisions (transports, fallbacks), 2 per-connection events"),
+    PLX_SET("PLEXUS_TRANSPORTS", PLX_SET_STRING, "", transports,
+            "Comma-separated transports to use (shm, tcp); empty = every transport that works"),
+    PLX_SET("PLEXUS_NODE_NAME", PLX_SET_STRING, "", node_name,
+            "Name of this node for locality decisions; default: the hostname"),
+    PLX_SET("PLEXUS_SHM_RING_SIZE", PLX_SET_SIZE, "256K", shm_ring_size,
+            "Bytes of each per-pair shared-memory ring (power of two)"),
+    PLX_SET("PLEXUS_SHM_EAGER_MAX", PLX_SET_SIZE, "16K", shm_eager_max,
+            "Largest message sent eagerly over shared memory; larger ones use rendezvous"),
+    PLX_SET("PLEXUS_SHM_EAGER_CREDIT", PLX_SET_SIZE, "1M", shm_eager_credit,
+            "Eager bytes a sender may have unconsumed at one receiver before it switches to rendezvous"),
+    PLX_SET("PLEXUS_SHM_FRAG_SIZE", PLX_SET_SIZE, "32K", shm_frag_size,
+            "Fragment size of the pipelined copy used when cross-memory attach is not allowed"),
+    PLX_SET("PLEXUS_SHM_CMA", PLX_SET_BOOL, "1", shm_cma,
+            "Use cross-memory attach (process_vm_readv) for large shared-memory messages"),
+    PLX_SET("PLEXUS_SPIN_COUNT", PLX_SET_INT, "2000", spin_count,
+            "Polls of the progress engine before a blocked wait starts yielding the CPU"),
+    PLX_SET("PLEXUS_YIELD_COUNT", PLX_SET_INT, "50", yield_count,
+            "sched_yield() rounds before a blocked wait sleeps until a peer rings its doorbell"),
+    PLX_SET("PLEXUS_STATS", PLX_SET_BOOL, "0", stats,
+            "Print messages and bytes per channel per peer at MPI_Finalize"),
+};
+const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
+
+static int plx_config_parse(const struct plx_setting *s, const char *v)
+{
+    void *field = (char *)&plx_config + s->offset;
+    char *end;
+    switch (s->type) {
+    case PLX_SET_INT: {
+        errno = 0;
+        long x = strtol(v, &end, 0);
+        if (errno || end == v || *end)
+            return -1;
+        *(int *)field = (int)x;
+        return 0;
+    }
+    case PLX_SET_SIZE: {
+        errno = 0;
+        unsigned long long x = strtoull(v, &end, 0);
+        if (errno || end == v)
+            return -1;
+        switch (toupper((unsigned char)*end)) {
+        case 0: break;
+        case 'K': x <<= 10; end++; break;
+        case 'M': x <<= 20; end++; break;
+        case 'G': x <<= 30; end++; break;
+        default: return -1;
+        }
+        if (*end == 'B' || *end == 'b')
+            end++;
+        if (*end)
+            return -1;
+        *(size_t *)field = (size_t)x;
+        return 0;
+    }
+    case PLX_SET_BOOL:
+        if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") || !strcasecmp(v, "true"))
+            *(int *)field = 1;
+        else if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "off") || !strcasecmp(v, "false"))
+            *(int *)field = 0;
+        else
+            return -1;
+        return 0;
+    case PLX_SET_STRING:
+        if (strlen(v) >= s->len)
+            return -1;
+        strcpy((char *)field, v);
+        return 0;
+    }
+    return -1;
+}
+
+int plx_config_load(char *err, size_t errlen)
+{
+    for (size_t i = 0; i < plx_nsettings; i++)
+        plx_config_parse(&plx_settings[i], plx_settings[i].defval);
+    for (size_t i = 0; i < plx_nsettings; i++) {
+        const char *v = getenv(plx_settings[i].name);
+        if (v && plx_config_parse(&plx_settings[i], v) != 0) {
+            snprintf(err, errlen, "%s=\"%s\" is not a valid value (%s)", plx_settings[i].name, v,
+                     plx_settings[i].help);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void plx_config_format(const struct plx_setting *s, char *buf, size_t len)
+{
+    const void *field = (const char *)&plx_config + s->offset;
+    switch (s->type) {
+    case PLX_SET_INT:
+    case PLX_SET_BOOL:
+        snprintf(buf, len, "%d", *(const int *)field);
+        break;
+    case PLX_SET_SIZE:
+        snprintf(buf, len, "%zu", *(const size_t *)field);
+        break;
+    case PLX_SET_STRING:
+        snprintf(buf, len, "%s", (const char *)field);
+        break;
+    }
+}

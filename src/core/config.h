@@ -1,0 +1,47 @@
+/*
+ * The one table of PLEXUS_* settings: name, type, default, one-line help.
+ * Read once at MPI_Init (plx_config_load); plexus-info prints the table.
+ * To add a setting: add a field to struct plx_config and a row in config.c.
+ */
+#ifndef PLX_CONFIG_H
+#define PLX_CONFIG_H
+
+#include <stddef.h>
+
+struct plx_config {
+    int debug;                  /* PLEXUS_DEBUG */
+    char transports[128];       /* PLEXUS_TRANSPORTS */
+    char node_name[256];        /* PLEXUS_NODE_NAME */
+    size_t shm_ring_size;       /* PLEXUS_SHM_RING_SIZE */
+    size_t shm_eager_max;       /* PLEXUS_SHM_EAGER_MAX */
+    size_t shm_eager_credit;    /* PLEXUS_SHM_EAGER_CREDIT */
+    size_t shm_frag_size;       /* PLEXUS_SHM_FRAG_SIZE */
+    int shm_cma;                /* PLEXUS_SHM_CMA */
+    int spin_count;             /* PLEXUS_SPIN_COUNT */
+    int yield_count;            /* PLEXUS_YIELD_COUNT */
+    int stats;                  /* PLEXUS_STATS */
+};
+
+extern struct plx_config plx_config;
+
+enum plx_setting_type { PLX_SET_INT, PLX_SET_SIZE, PLX_SET_BOOL, PLX_SET_STRING };
+
+struct plx_setting {
+    const char *name;
+    enum plx_setting_type type;
+    const char *defval;
+    const char *help;
+    size_t offset;              /* into struct plx_config */
+    size_t len;                 /* for strings */
+};
+
+extern const struct plx_setting plx_settings[];
+extern const size_t plx_nsettings;
+
+/* Applies defaults then the environment. Returns 0, or -1 with a message in
+ * err naming the bad variable and value. */
+int plx_config_load(char *err, size_t errlen);
+/* Current value of setting i as text. */
+void plx_config_format(const struct plx_setting *s, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,116 @@
+/* Handle tables: see handle.h for the encoding. */
+#include <stdlib.h>
+#include <string.h>
+#include "core/handle.h"
+#include "core/plexus.h"
+
+static inline uint32_t plx_builtin_hash(int handle)
+{
+    uint32_t h = (uint32_t)handle * 2654435761u;
+    return (h >> 24) % PLX_OBJTAB_BUILTINS;
+}
+
+void *plx_obj_alloc(struct plx_objtab *t)
+{
+    struct plx_obj *o = t->free_list;
+    uint32_t idx;
+    if (o) {
+        t->free_list = o->next_free;
+        idx = PLX_HANDLE_INDEX(o->handle);
+    } else {
+        idx = t->next_index;
+        if (idx / PLX_OBJTAB_BLOCK >= t->nblocks) {
+            uint32_t nb = t->nblocks ? t->nblocks * 2 : 4;
+            char **blocks = realloc(t->blocks, nb * sizeof *blocks);
+            if (!blocks)
+                return NULL;
+            memset(blocks + t->nblocks, 0, (nb - t->nblocks) * sizeof *blocks);
+            t->blocks = blocks;
+            t->nblocks = nb;
+        }
+        char **b = &t->blocks[idx / PLX_OBJTAB_BLOCK];
+        if (!*b) {
+            *b = calloc(PLX_OBJTAB_BLOCK, t->objsize);
+            if (!*b)
+                return NULL;
+        }
+        if (idx >= 0x03ffffffu)
+            return NULL;
+        t->next_index++;
+        o = (struct plx_obj *)(*b + (size_t)(idx % PLX_OBJTAB_BLOCK) * t->objsize);
+    }
+    memset(o, 0, t->objsize);
+    o->handle = PLX_HANDLE_MAKE(PLX_HANDLE_KIND_ALLOC, t->type, idx);
+    o->refcount = 1;
+    o->live = 1;
+    t->live++;
+    return o;
+}
+
+void plx_obj_free(struct plx_objtab *t, void *obj)
+{
+    struct plx_obj *o = obj;
+    if (!o || o->builtin)
+        return;
+    o->live = 0;
+    o->next_free = t->free_list;
+    t->free_list = o;
+    t->live--;
+}
+
+void plx_obj_register_builtin(struct plx_objtab *t, int handle, void *obj)
+{
+    struct plx_obj *o = obj;
+    uint32_t idx = plx_builtin_hash(handle);
+    while (t->builtins[idx] && t->builtins[idx]->handle != handle)
+        idx = (idx + 1) % PLX_OBJTAB_BUILTINS;
+    o->handle = handle;
+    o->refcount = 1;
+    o->live = 1;
+    o->builtin = 1;
+    t->builtins[idx] = o;
+}
+
+void *plx_obj_lookup(const struct plx_objtab *t, int handle)
+{
+    uint32_t kind = PLX_HANDLE_KIND(handle);
+    if (PLX_HANDLE_TYPE(handle) != (uint32_t)t->type)
+        return NULL;
+    uint32_t idx = PLX_HANDLE_INDEX(handle);
+    struct plx_obj *o;
+    if (kind == PLX_HANDLE_KIND_ALLOC) {
+        if (idx >= t->next_index)
+            return NULL;
+        o = (struct plx_obj *)(t->blocks[idx / PLX_OBJTAB_BLOCK] + (size_t)(idx % PLX_OBJTAB_BLOCK) * t->objsize);
+    } else if (kind == PLX_HANDLE_KIND_BUILTIN || kind == PLX_HANDLE_KIND_DIRECT) {
+        uint32_t i = plx_builtin_hash(handle);
+        while ((o = t->builtins[i]) && o->handle != handle)
+            i = (i + 1) % PLX_OBJTAB_BUILTINS;
+        if (!o)
+            return NULL;
+    } else {
+        return NULL;
+    }
+    return o->live ? o : NULL;
+}
+
+void plx_obj_foreach(struct plx_objtab *t, void (*fn)(void *obj, void *arg), void *arg)
+{
+    for (uint32_t i = 0; i < t->next_index; i++) {
+        struct plx_obj *o = (struct plx_obj *)(t->blocks[i / PLX_OBJTAB_BLOCK] + (size_t)(i % PLX_OBJTAB_BLOCK) * t->objsize);
+        if (o->live)
+            fn(o, arg);
+    }
+}
+
+void plx_objtab_destroy(struct plx_objtab *t)
+{
+    for (uint32_t i = 0; i < t->nblocks; i++)
+        free(t->blocks[i]);
+    free(t->blocks);
+    t->blocks = NULL;
+    t->nblocks = 0;
+    t->next_index = 0;
+    t->free_list = NULL;
+    t->live = 0;
+}

@@ -1,0 +1,178 @@
+/*
+ * The MPI objects other than requests and datatypes: groups, communicators,
+ * error handlers, keyvals and attributes, info. One header because they refer
+ * to each other; each has its own .c file (group.c, comm.c, errhandler.c,
+ * attr.c, info.c).
+ *
+ * Process identity: a process is named by its rank in MPI_COMM_WORLD (its
+ * "lpid"); a group is an array of lpids.
+ *
+ * Context ids: every communicator owns two consecutive match contexts,
+ * ctx (point-to-point) and ctx+1 (collectives), so collective traffic never
+ * matches user traffic. WORLD has 0/1, SELF 2/3; others are agreed on by
+ * an allreduce over a bitmask of free ids (comm.c).
+ *
+ * Thread rules: all of this runs under the API lock.
+ */
+#ifndef PLX_OBJECTS_H
+#define PLX_OBJECTS_H
+
+#include <mpi.h>
+#include "core/handle.h"
+#include "core/plexus.h"
+
+#define PLX_MAX_CONTEXTS 4096   /* match contexts; communicators use two each */
+
+struct plx_group {
+    struct plx_obj obj;
+    int size;
+    int rank;                   /* my rank in the group, MPI_UNDEFINED if absent */
+    int *lpids;                 /* size entries: world rank of each member */
+};
+
+struct plx_attr {
+    struct plx_attr *next;
+    struct plx_keyval *keyval;
+    void *value;
+};
+
+enum plx_keyval_kind { PLX_KEYVAL_COMM = 1, PLX_KEYVAL_TYPE, PLX_KEYVAL_WIN };
+
+struct plx_keyval {
+    struct plx_obj obj;
+    int kind;
+    MPI_Comm_copy_attr_function *copy_fn;
+    MPI_Comm_delete_attr_function *delete_fn;
+    void *extra_state;
+    int freed;                  /* MPI_*_free_keyval called; object lives while attrs use it */
+};
+
+enum plx_errhandler_kind {
+    PLX_ERRH_FATAL = 0,
+    PLX_ERRH_RETURN,
+    PLX_ERRH_ABORT,
+    PLX_ERRH_USER_COMM,
+};
+
+struct plx_errhandler {
+    struct plx_obj obj;
+    int kind;
+    MPI_Comm_errhandler_function *comm_fn;
+};
+
+struct plx_comm {
+    struct plx_obj obj;
+    int context_id;             /* point-to-point context; collectives use +1 */
+    int rank;
+    int size;
+    struct plx_group *group;
+    const int *lpids;           /* == group->lpids, for the fast path */
+    struct plx_errhandler *errhandler;
+    struct plx_attr *attrs;
+    struct plx_info *info;      /* hints given at creation / Comm_set_info */
+    char name[MPI_MAX_OBJECT_NAME];
+    unsigned coll_tag;          /* sequence for internal collectives */
+};
+
+struct plx_info_entry {
+    char *key;
+    char *value;
+};
+
+struct plx_info {
+    struct plx_obj obj;
+    int nkeys;
+    int cap;
+    struct plx_info_entry *entries;   /* in insertion order (nthkey) */
+};
+
+extern struct plx_objtab plx_comm_tab, plx_group_tab, plx_errhandler_tab, plx_keyval_tab, plx_info_tab;
+extern struct plx_comm *plx_comm_world, *plx_comm_self;
+extern struct plx_group *plx_group_empty;
+
+/* group.c */
+/* Registers MPI_GROUP_EMPTY and records this process's lpid, from which every
+ * group computes its `rank`. Called by plx_comm_init_builtins; idempotent. */
+void plx_group_init_builtins(int my_lpid);
+/* size 0 returns plx_group_empty (a builtin: addref/release do nothing). */
+struct plx_group *plx_group_new(int size, const int *lpids);   /* computes rank */
+void plx_group_addref(struct plx_group *g);
+void plx_group_release(struct plx_group *g);
+int plx_group_rank_of_lpid(const struct plx_group *g, int lpid);  /* MPI_UNDEFINED if absent */
+/* Set operations with MPI's ordering (MPI 3.1 section 6.3.2): union is g1 then
+ * the members of g2 not in g1, in g2's order; intersection and difference keep
+ * g1's order. New reference (plx_group_empty when the result is empty). */
+struct plx_group *plx_group_union(const struct plx_group *g1, const struct plx_group *g2);
+struct plx_group *plx_group_intersection(const struct plx_group *g1, const struct plx_group *g2);
+struct plx_group *plx_group_difference(const struct plx_group *g1, const struct plx_group *g2);
+/* ranks2[i] = rank in g2 of member ranks1[i] of g1 (MPI_UNDEFINED if absent;
+ * MPI_PROC_NULL maps to itself). ranks1 must be valid: the API checks them. */
+void plx_group_translate(const struct plx_group *g1, int n, const int *ranks1,
+                         const struct plx_group *g2, int *ranks2);
+/* MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL. */
+int plx_group_compare(const struct plx_group *g1, const struct plx_group *g2);
+
+/* comm.c */
+/* Sets up MPI_COMM_WORLD / MPI_COMM_SELF; also registers the builtin groups,
+ * error handlers, keyvals and MPI_INFO_ENV (each init is idempotent). */
+plx_status_t plx_comm_init_builtins(int world_rank, int world_size);
+/* Call early in MPI_Finalize, while communication still works: runs the
+ * delete callbacks of MPI_COMM_SELF's attributes (MPI 3.1 section 8.7.1: as if
+ * SELF were freed first, in reverse order of setting), then WORLD's, and drops
+ * the builtins' references. */
+void plx_comm_finalize_builtins(void);
+void plx_comm_addref(struct plx_comm *c);
+/* A new communicator over group g (which it references) using context id ctx;
+ * inherits errhandler from parent. */
+struct plx_comm *plx_comm_new(struct plx_comm *parent, struct plx_group *g, int ctx);
+/* Collective over comm: agree on a fresh context id. */
+plx_status_t plx_comm_alloc_context(struct plx_comm *comm, int *ctx_p);
+/* The same with an explicit internal-collective tag (Comm_create_group). */
+plx_status_t plx_comm_alloc_context_tag(struct plx_comm *comm, int tag, int *ctx_p);
+/* Returns an id this process got from alloc_context but will not use (a rank
+ * left out of Comm_split / Comm_create). */
+void plx_comm_free_context(int ctx);
+/* Drops one reference; the last one deletes attrs, frees ctx and object. */
+void plx_comm_release(struct plx_comm *c);
+
+/* attr.c: copy attributes from old to new (on dup), delete all (on free).
+ * Return an MPI error code (MPI_SUCCESS or the callback's code). */
+int plx_attr_copy_all(struct plx_comm *oldc, struct plx_comm *newc);
+int plx_attr_delete_all(struct plx_comm *c);
+void plx_attr_init_builtins(void);
+/* Attribute lists of any object kind (comm, datatype, window): obj_handle is
+ * what the callbacks receive. All return MPI_SUCCESS or the callback's code.
+ * Delete callbacks run on delete, on overwrite and on delete_all; a failing
+ * one leaves its attribute in place. delete_all removes in reverse order of
+ * setting. */
+struct plx_keyval *plx_keyval_new(int kind, MPI_Comm_copy_attr_function *copy_fn,
+                                  MPI_Comm_delete_attr_function *delete_fn, void *extra_state);
+/* Looks up a live, not user-freed keyval of this kind (NULL otherwise). */
+struct plx_keyval *plx_keyval_lookup(int handle, int kind);
+void plx_keyval_release(struct plx_keyval *kv);   /* user free: kv->freed = 1 first */
+struct plx_attr *plx_attr_find(struct plx_attr *list, const struct plx_keyval *kv);
+int plx_attr_set(struct plx_attr **list, int obj_handle, struct plx_keyval *kv, void *val);
+int plx_attr_delete(struct plx_attr **list, int obj_handle, struct plx_keyval *kv); /* absent: OK */
+int plx_attr_list_copy(struct plx_attr *src, int old_handle, struct plx_attr **dst_p);
+int plx_attr_list_delete_all(struct plx_attr **list, int obj_handle);
+
+/* errhandler.c */
+extern struct plx_errhandler *plx_errhandler_fatal, *plx_errhandler_return;
+void plx_errhandler_init_builtins(void);
+struct plx_errhandler *plx_errhandler_new_comm(MPI_Comm_errhandler_function *fn);
+void plx_errhandler_addref(struct plx_errhandler *e);
+void plx_errhandler_release(struct plx_errhandler *e);
+
+/* info.c */
+/* Fills and registers MPI_INFO_ENV (command, argv, maxprocs, host, arch,
+ * wdir, thread_level). Called by plx_comm_init_builtins; idempotent. */
+void plx_info_init_builtins(int world_size);
+struct plx_info *plx_info_new(void);
+/* Keys and values are checked by the API layer (lengths, non-empty key). */
+void plx_info_set(struct plx_info *info, const char *key, const char *value);
+int plx_info_delete(struct plx_info *info, const char *key);   /* 1 when found */
+struct plx_info *plx_info_dup(const struct plx_info *src);
+void plx_info_release(struct plx_info *info);
+const char *plx_info_lookup(const struct plx_info *info, const char *key);
+
+#endif

@@ -1,0 +1,91 @@
+/* Request objects (see request.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/log.h"
+#include "core/request.h"
+#include "core/runtime.h"
+
+struct plx_objtab plx_request_tab = PLX_OBJTAB_INIT("request", PLX_OBJ_REQUEST, struct plx_request);
+
+struct plx_request *plx_request_new(int kind, struct plx_comm *comm)
+{
+    struct plx_request *r = plx_obj_alloc(&plx_request_tab);
+    if (!r)
+        plx_fatal("out of memory allocating a request");
+    r->kind = (uint8_t)kind;
+    r->comm = comm;
+    if (comm)
+        comm->obj.refcount++;
+    plx_list_init(&r->link);
+    plx_list_init(&r->sq.link);
+    return r;
+}
+
+void bsend_release_block(void *block);   /* api/bsend.c */
+
+void plx_request_complete(struct plx_request *r)
+{
+    free(r->tmp);
+    r->tmp = NULL;
+    if (r->bsend_block) {
+        bsend_release_block(r->bsend_block);
+        r->bsend_block = NULL;
+    }
+    if (r->user_freed || r->internal)
+        plx_request_free(r);
+}
+
+void plx_request_free(struct plx_request *r)
+{
+    if (r->comm)
+        plx_comm_release(r->comm);
+    free(r->tmp);
+    plx_obj_free(&plx_request_tab, r);
+}
+
+void plx_request_status(const struct plx_request *r, MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    st->MPI_SOURCE = r->st_source;
+    st->MPI_TAG = r->st_tag;
+    st->MPI_ERROR = r->st_error;
+    st->count_hi_and_cancelled = r->st_cancelled ? 1 : 0;
+    plx_status_set_bytes(st, (MPI_Count)r->st_bytes);
+}
+
+static void plx_request_dump_one(void *obj, void *arg)
+{
+    struct plx_request *r = obj;
+    int *n = arg;
+    if (r->cc == 0 || r->kind == PLX_REQ_MESSAGE)
+        return;
+    const char *kind = r->kind == PLX_REQ_SEND
+        ? (r->mode == PLX_MODE_SYNC ? "Ssend" : r->mode == PLX_MODE_BUFFERED ? "Bsend" : "Send")
+        : "Recv";
+    char peer[32];
+    if (r->rank == MPI_ANY_SOURCE)
+        snprintf(peer, sizeof peer, "MPI_ANY_SOURCE");
+    else
+        snprintf(peer, sizeof peer, "%d", r->rank);
+    char tag[32];
+    if (r->tag == MPI_ANY_TAG)
+        snprintf(tag, sizeof tag, "MPI_ANY_TAG");
+    else
+        snprintf(tag, sizeof tag, "%d", r->tag);
+    plx_warn("  pending %s%s: %s rank %s, tag %s, %zu bytes, communicator %s%s", kind,
+             r->persistent ? " (persistent)" : "", r->kind == PLX_REQ_SEND ? "to" : "from", peer, tag,
+             r->bytes, r->comm && r->comm->name[0] ? r->comm->name : "(unnamed)",
+             (r->ctx & 1) ? " (collective)" : "");
+    (*n)++;
+}
+
+void plx_request_dump_pending(void)
+{
+    int n = 0;
+    plx_warn("waiting in MPI; pending requests:");
+    plx_obj_foreach(&plx_request_tab, plx_request_dump_one, &n);
+    if (n == 0)
+        plx_warn("  (no pending requests)");
+}

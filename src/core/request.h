@@ -1,0 +1,98 @@
+/*
+ * Requests: one object type for every pending operation the application can
+ * wait on (sends, receives, persistent ones, matched messages of MPI_Mprobe,
+ * and later collectives and RMA). `cc` counts what is still outstanding;
+ * the request is complete when it reaches 0.
+ *
+ * A persistent request is the same object reused: MPI_Start resets its
+ * transient fields and starts it; completion makes it inactive, not free.
+ */
+#ifndef PLX_REQUEST_H
+#define PLX_REQUEST_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "core/datatype.h"
+#include "core/handle.h"
+#include "core/objects.h"
+#include "core/plexus.h"
+
+enum plx_req_kind {
+    PLX_REQ_SEND = 1,
+    PLX_REQ_RECV,
+    PLX_REQ_MESSAGE,            /* an MPI_Message from MPI_Mprobe: not waitable */
+};
+
+enum plx_send_mode { PLX_MODE_STD, PLX_MODE_SYNC, PLX_MODE_BUFFERED, PLX_MODE_READY };
+
+struct plx_unexp;
+
+/* An entry of a peer's queue of packets waiting for transport space. */
+struct plx_sendq_item {
+    struct plx_list link;
+    int kind;                   /* enum in pt2pt.c */
+};
+
+struct plx_request {
+    struct plx_obj obj;
+    uint8_t kind;
+    uint8_t mode;
+    uint8_t persistent;
+    uint8_t active;             /* persistent: started and not yet completed+waited */
+    uint8_t user_freed;         /* MPI_Request_free on an active request */
+    uint8_t internal;           /* no user handle (Bsend's inner send, collectives) */
+    uint8_t cancel_pending;
+    uint8_t truncated;
+    int cc;
+    struct plx_comm *comm;      /* referenced while the request lives */
+    int rank;                   /* peer rank in comm (or MPI_ANY_SOURCE) */
+    int tag;
+    int ctx;
+    int peer_lpid;
+    void *buf;
+    MPI_Aint count;
+    struct plx_datatype *dt;
+    size_t bytes;               /* send: message size; recv: capacity */
+    void *tmp;                  /* packed copy for non-contiguous data; freed at completion */
+    void *data;                 /* where the packed bytes are (buf+true_lb or tmp) */
+
+    /* status */
+    int st_source, st_tag, st_error, st_cancelled;
+    size_t st_bytes;
+
+    struct plx_list link;       /* receive: on the posted queue while linked */
+    struct plx_sendq_item sq;   /* send: on its peer's send queue */
+
+    /* rendezvous */
+    size_t rndv_size;           /* receiver: bytes the sender has */
+    size_t rndv_done;           /* bytes streamed (sender) / received (receiver) */
+    uint64_t rndv_cookie;       /* the peer's request cookie */
+
+    struct plx_unexp *msg;      /* PLX_REQ_MESSAGE */
+    void *bsend_block;          /* Bsend: block of the attached buffer to release */
+};
+
+extern struct plx_objtab plx_request_tab;
+
+struct plx_request *plx_request_new(int kind, struct plx_comm *comm);
+/* Called when cc reaches 0 by the layer that completed it. */
+void plx_request_complete(struct plx_request *r);
+/* Drops the request (handle invalid afterwards). */
+void plx_request_free(struct plx_request *r);
+/* Fills an MPI_Status (may be MPI_STATUS_IGNORE) from r. */
+void plx_request_status(const struct plx_request *r, MPI_Status *st);
+/* Prints every pending request to stderr (mpiexec --timeout). */
+void plx_request_dump_pending(void);
+
+static inline void plx_status_set_bytes(MPI_Status *st, MPI_Count bytes)
+{
+    st->count_lo = (int)(bytes & 0xffffffff);
+    st->count_hi_and_cancelled = (st->count_hi_and_cancelled & 1) | (int)((bytes >> 32) << 1);
+}
+static inline MPI_Count plx_status_get_bytes(const MPI_Status *st)
+{
+    return (MPI_Count)(unsigned)st->count_lo | ((MPI_Count)(st->count_hi_and_cancelled >> 1) << 32);
+}
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * MPI_Init and MPI_Finalize: the order in which layers come up and go down.
+ *
+ *   config -> process manager -> business cards (node, pid) -> matching ->
+ *   transports -> point-to-point -> objects (comms, types, ...) -> progress
+ *
+ * Business card of rank r: key "c<r>" = "<node name>,<pid>".
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "api/api.h"
+#include "coll/coll.h"
+#include "core/config.h"
+#include "core/datatype.h"
+#include "core/log.h"
+#include "core/request.h"
+#include "core/runtime.h"
+#include "pm/pm.h"
+#include "progress/progress.h"
+#include "pt2pt/match.h"
+#include "pt2pt/pt2pt.h"
+#include "route/route.h"
+#include "transport/shm/shm.h"
+
+struct plx_procs plx_procs;
+
+int plx_node_id_of(int lpid)
+{
+    return plx_procs.p[lpid].node_id;
+}
+
+static void plx_sanitize(char *s)
+{
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-' ||
+              *s == '_' || *s == '.'))
+            *s = '_';
+}
+
+static plx_status_t plx_runtime_exchange_cards(void)
+{
+    char key[PLX_PM_MAX_KEY], val[PLX_PM_MAX_VAL];
+    char node[256];
+    if (plx_config.node_name[0])
+        snprintf(node, sizeof node, "%s", plx_config.node_name);
+    else
+        snprintf(node, sizeof node, "%s", plx_rt.hostname);
+    plx_sanitize(node);
+    snprintf(key, sizeof key, "c%d", plx_procs.my_lpid);
+    snprintf(val, sizeof val, "%.255s,%d", node, (int)getpid());
+    plx_status_t st = plx_pm_put(key, val);
+    if (st == PLX_OK)
+        st = plx_pm_fence();
+    if (st != PLX_OK)
+        return st;
+
+    int n = plx_procs.n;
+    plx_procs.p = plx_calloc((size_t)n, sizeof *plx_procs.p);
+    char (*names)[256] = plx_calloc((size_t)n, 256);
+    int nnodes = 0;
+    int *node_first = plx_calloc((size_t)n, sizeof(int));   /* a member of each node */
+    for (int r = 0; r < n; r++) {
+        snprintf(key, sizeof key, "c%d", r);
+        if (r == plx_procs.my_lpid)
+            snprintf(val, sizeof val, "%.255s,%d", node, (int)getpid());
+        else if ((st = plx_pm_get(key, val, sizeof val)) != PLX_OK) {
+            plx_warn("no business card from rank %d", r);
+            break;
+        }
+        char *comma = strrchr(val, ',');
+        if (!comma) {
+            st = PLX_ERR_PM;
+            break;
+        }
+        *comma = 0;
+        snprintf(names[r], 256, "%.255s", val);
+        plx_procs.p[r].pid = (pid_t)atoi(comma + 1);
+        int id = -1;
+        for (int k = 0; k < nnodes; k++)
+            if (!strcmp(names[node_first[k]], names[r]))
+                id = k;
+        if (id < 0) {
+            id = nnodes;
+            node_first[nnodes++] = r;
+        }
+        plx_procs.p[r].node_id = id;
+    }
+    if (st == PLX_OK) {
+        plx_procs.my_node = plx_procs.p[plx_procs.my_lpid].node_id;
+        plx_procs.local_lpids = plx_malloc((size_t)n * sizeof(int));
+        for (int r = 0; r < n; r++) {
+            plx_procs.p[r].local_index = -1;
+            if (plx_procs.p[r].node_id == plx_procs.my_node) {
+                if (r == plx_procs.my_lpid)
+                    plx_procs.my_local_index = plx_procs.nlocal;
+                plx_procs.p[r].local_index = plx_procs.nlocal;
+                plx_procs.local_lpids[plx_procs.nlocal++] = r;
+            }
+        }
+    }
+    free(names);
+    free(node_first);
+    return st;
+}
+
+plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provided)
+{
+    char err[512];
+    if (plx_config_load(err, sizeof err) != 0) {
+        fprintf(stderr, "plexus: MPI_Init: %s\n", err);
+        return PLX_ERR_ARG;
+    }
+    plx_log_debug = plx_config.debug;
+    gethostname(plx_rt.hostname, sizeof plx_rt.hostname - 1);
+
+    struct plx_pm_info pm;
+    plx_status_t st = plx_pm_init(&pm);
+    if (st != PLX_OK)
+        return st;
+    plx_rt.world_rank = plx_procs.my_lpid = plx_log_rank = pm.rank;
+    plx_rt.world_size = plx_procs.n = pm.size;
+    plx_rt.appnum = pm.appnum;
+    plx_rt.universe_size = pm.universe_size > 0 ? pm.universe_size : pm.size;
+    snprintf(plx_procs.kvsname, sizeof plx_procs.kvsname, "%s", pm.kvsname);
+    plx_sanitize(plx_procs.kvsname);
+
+    if (required == MPI_THREAD_MULTIPLE) {
+        pthread_mutexattr_t a;
+        pthread_mutexattr_init(&a);
+        pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+        pthread_mutex_init(&plx_rt.lock, &a);
+        pthread_mutexattr_destroy(&a);
+        plx_rt.lock_needed = 1;
+    }
+    plx_rt.thread_level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
+                        : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : required;
+    if (provided)
+        *provided = plx_rt.thread_level;
+    plx_rt.main_thread = pthread_self();
+
+    if ((st = plx_runtime_exchange_cards()) != PLX_OK)
+        return st;
+    plx_match_init();
+    if (plx_route_enabled("shm") || plx_procs.nlocal == 1) {
+        /* shm also carries self-sends, so it runs even when excluded for a lone rank */
+        if ((st = plx_shm_init()) != PLX_OK)
+            return st;
+        plx_route_register(&plx_shm_ops);
+    }
+    if ((st = plx_pt2pt_init()) != PLX_OK)
+        return st;
+
+    plx_datatype_init_builtins();
+    plx_errhandler_init_builtins();
+    if ((st = plx_comm_init_builtins(plx_procs.my_lpid, plx_procs.n)) != PLX_OK)
+        return st;
+    plx_attr_init_builtins();
+    plx_progress_init();
+    plx_rt.initialized = 1;
+    plx_debug(1, "initialised: rank %d of %d, node %d with %d local ranks, job %s", plx_procs.my_lpid,
+              plx_procs.n, plx_procs.my_node, plx_procs.nlocal, plx_procs.kvsname);
+    return PLX_OK;
+}
+
+plx_status_t plx_runtime_finalize(void)
+{
+    /* Everyone stops sending before anyone tears down: after this barrier
+     * no packet is in flight to us that anyone still waits on. */
+    plx_status_t st = plx_coll_barrier(plx_comm_world, PLX_COLL_TAG_DEFAULT);
+    plx_rt.finalized = 1;
+    plx_comm_finalize_builtins();
+    plx_pt2pt_finalize();
+    for (int i = 0; i < plx_route_ntransports; i++)
+        plx_route_transports[i]->finalize();
+    plx_route_ntransports = 0;
+    plx_pm_finalize();
+    free(plx_procs.p);
+    free(plx_procs.local_lpids);
+    return st;
+}

@@ -1,0 +1,35 @@
+/*
+ * Who is where: the job's processes, their nodes and pids, learned at
+ * MPI_Init from the business cards every rank publishes through the process
+ * manager ("c<rank>" = "<node name>,<pid>").
+ */
+#ifndef PLX_RUNTIME_H
+#define PLX_RUNTIME_H
+
+#include <sys/types.h>
+#include "core/status.h"
+
+struct plx_proc {
+    int node_id;                /* dense, in order of first appearance */
+    int local_index;            /* index among this node's processes, -1 if remote */
+    pid_t pid;
+};
+
+struct plx_procs {
+    int n;                      /* world size */
+    int my_lpid;                /* my world rank */
+    struct plx_proc *p;         /* by world rank */
+    int my_node;
+    int nlocal;                 /* processes on this node (including me) */
+    int *local_lpids;           /* nlocal entries, ascending */
+    int my_local_index;
+    char kvsname[256];          /* job id, also names shm objects */
+};
+extern struct plx_procs plx_procs;
+
+int plx_node_id_of(int lpid);
+
+plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provided);
+plx_status_t plx_runtime_finalize(void);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * Process-manager client: how a rank learns who it is and exchanges business
+ * cards with the others. Today one implementation: the PMI-1 wire protocol
+ * (text lines on the socket named by PMI_FD), spoken by our own mpiexec and by
+ * MPICH's Hydra. Without any launcher the process is a singleton of size 1.
+ *
+ * Thread rules: called only from MPI_Init/MPI_Finalize/MPI_Abort and from
+ * collective object creation, under the library's API lock.
+ */
+#ifndef PLX_PM_H
+#define PLX_PM_H
+
+#include <stddef.h>
+#include "core/status.h"
+
+#define PLX_PM_MAX_KEY 64
+#define PLX_PM_MAX_VAL 1024
+
+struct plx_pm_info {
+    int rank;
+    int size;
+    int appnum;
+    int universe_size;
+    int singleton;          /* no launcher: rank 0 of 1, put/get are local */
+    char kvsname[256];      /* unique per job; also used to name shm objects */
+};
+
+/* Connects to the launcher (or decides this is a singleton) and fills info_p.
+ * Refuses (PLX_ERR_PM, with a message on stderr naming the variables seen)
+ * when launcher variables of another kind are present but no PMI_FD, e.g.
+ * SLURM_JOB_ID + SLURM_PROCID, OMPI_COMM_WORLD_SIZE or PMIX_RANK: never guess
+ * a singleton when a launcher started us. */
+plx_status_t plx_pm_init(struct plx_pm_info *info_p);
+
+/* Publish key=value in the job's key-value space (visible after a fence).
+ * Wire constraints (PMI-1 is a space-separated text protocol): the key is
+ * 1..PLX_PM_MAX_KEY-1 characters without spaces or '='; the value is at most
+ * PLX_PM_MAX_VAL-1 characters without spaces, tabs or newlines ('=' is fine).
+ * Encode binary business cards (hex, base64). Violations give PLX_ERR_ARG. */
+plx_status_t plx_pm_put(const char *key, const char *val);
+
+/* Collective over all ranks of the job: every put before it is visible to
+ * every get after it. */
+plx_status_t plx_pm_fence(void);
+
+/* Read a key published by any rank; PLX_ERR_ARG when it does not exist. */
+plx_status_t plx_pm_get(const char *key, char *val, size_t len);
+
+/* Ask the launcher to end the whole job with exit code `code`; msg is shown
+ * by the launcher. Does not return (falls back to _exit(code)). */
+_Noreturn void plx_pm_abort(int code, const char *msg);
+
+plx_status_t plx_pm_finalize(void);
+
+#endif

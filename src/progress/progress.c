@@ -1,0 +1,104 @@
+/*
+ * Progress engine (see progress.h).
+ *
+ * Waiting policy: a blocked wait polls PLEXUS_SPIN_COUNT times, then calls
+ * sched_yield() between polls PLEXUS_YIELD_COUNT times, then sleeps on the
+ * doorbell of every transport that has one. The sleep also ends after 100 ms
+ * so that signals (the --timeout dump) and peers that cannot ring us are
+ * noticed; such wake-ups cost nothing measurable.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include "core/config.h"
+#include "core/request.h"
+#include "progress/progress.h"
+#include "pt2pt/pt2pt.h"
+#include "route/route.h"
+
+volatile int plx_progress_dump_requested;
+
+static void plx_progress_sigurg(int sig)
+{
+    (void)sig;
+    plx_progress_dump_requested = 1;
+}
+
+void plx_progress_init(void)
+{
+    struct sigaction sa = { 0 };
+    sa.sa_handler = plx_progress_sigurg;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGURG, &sa, NULL);
+}
+
+int plx_progress_poll(void)
+{
+    int work = 0;
+    for (int i = 0; i < plx_route_ntransports; i++)
+        work += plx_route_transports[i]->poll();
+    work += plx_pt2pt_flush();
+    return work;
+}
+
+static void plx_progress_sleep(void)
+{
+    struct pollfd fds[4];
+    int n = 0;
+    for (int i = 0; i < plx_route_ntransports; i++) {
+        if (!plx_route_transports[i]->sleep_prepare)
+            continue;
+        int fd = plx_route_transports[i]->sleep_prepare();
+        if (fd >= 0) {
+            fds[n].fd = fd;
+            fds[n].events = POLLIN;
+            n++;
+        }
+    }
+    /* poll once more after announcing the sleep: nothing published before
+     * the announcement can be missed */
+    if (plx_progress_poll() == 0 && !plx_progress_dump_requested)
+        (void)poll(fds, (nfds_t)n, 100);
+    for (int i = 0; i < plx_route_ntransports; i++)
+        if (plx_route_transports[i]->sleep_done)
+            plx_route_transports[i]->sleep_done();
+}
+
+void plx_progress_wait(int (*done)(void *arg), void *arg)
+{
+    int idle = 0;
+    const int spin = plx_config.spin_count;
+    const int yield = spin + plx_config.yield_count;
+    while (!done(arg)) {
+        if (plx_progress_poll()) {
+            idle = 0;
+            continue;
+        }
+        if (plx_unlikely(plx_progress_dump_requested)) {
+            plx_progress_dump_requested = 0;
+            plx_request_dump_pending();
+        }
+        idle++;
+        if (idle < spin)
+            continue;
+        if (idle < yield) {
+            sched_yield();
+            continue;
+        }
+        plx_progress_sleep();
+    }
+}
+
+static int plx_progress_req_done(void *arg)
+{
+    return ((struct plx_request *)arg)->cc == 0;
+}
+
+void plx_progress_wait_req(struct plx_request *r)
+{
+    if (r->cc == 0)
+        return;
+    plx_progress_wait(plx_progress_req_done, r);
+}

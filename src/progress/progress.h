@@ -1,0 +1,21 @@
+/*
+ * Progress engine: polls every active transport and flushes queued sends.
+ * A blocked wait spins (PLEXUS_SPIN_COUNT polls), then yields
+ * (PLEXUS_YIELD_COUNT rounds), then sleeps on the transports' doorbells, so
+ * a job with more ranks than cores does not starve the ranks it waits for.
+ */
+#ifndef PLX_PROGRESS_H
+#define PLX_PROGRESS_H
+
+#include "core/request.h"
+
+int plx_progress_poll(void);
+/* Progresses until done(arg) returns nonzero. */
+void plx_progress_wait(int (*done)(void *arg), void *arg);
+/* Progresses until r->cc == 0. */
+void plx_progress_wait_req(struct plx_request *r);
+void plx_progress_init(void);
+/* Set from the SIGURG handler: print pending requests at the next poll. */
+extern volatile int plx_progress_dump_requested;
+
+#endif

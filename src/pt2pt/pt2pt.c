@@ -1,0 +1,590 @@
+/*
+ * Point-to-point protocols: eager, rendezvous (direct read or streamed),
+ * credits, cancel. See pt2pt.h for the protocol; this file keeps the
+ * per-peer state and the dispatch of incoming packets.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/config.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/runtime.h"
+#include "pt2pt/match.h"
+#include "pt2pt/pt2pt.h"
+#include "route/route.h"
+
+#define PLX_EAGER_OVERHEAD 64   /* credit charged per eager message besides its bytes */
+
+enum plx_sendq_kind { PLX_SQ_MSG = 1, PLX_SQ_STREAM, PLX_SQ_CTL };
+
+struct plx_ctl {
+    struct plx_sendq_item sq;
+    struct plx_hdr hdr;
+    uint64_t payload[2];
+};
+
+struct plx_peer {
+    int lpid;
+    int routed;
+    const struct plx_transport_ops *tp;
+    size_t eager_max;
+    uint32_t send_seq, recv_seq;
+    size_t credits;             /* eager bytes we may still send to this peer */
+    size_t owed;                /* eager bytes of theirs we consumed, not yet returned */
+    struct plx_list sendq;
+    struct plx_list busy_link;  /* on plx_p2p.busy while sendq is not empty */
+};
+
+static struct {
+    struct plx_peer **peers;    /* by world rank, allocated on first use */
+    int npeers;
+    struct plx_list busy;
+    size_t credit_limit;
+} plx_p2p;
+
+plx_status_t plx_pt2pt_init(void)
+{
+    plx_p2p.npeers = plx_procs.n;
+    plx_p2p.peers = plx_calloc((size_t)plx_procs.n, sizeof *plx_p2p.peers);
+    plx_list_init(&plx_p2p.busy);
+    plx_p2p.credit_limit = plx_config.shm_eager_credit;
+    return PLX_OK;
+}
+
+void plx_pt2pt_finalize(void)
+{
+    for (int i = 0; i < plx_p2p.npeers; i++)
+        free(plx_p2p.peers[i]);
+    free(plx_p2p.peers);
+    plx_p2p.peers = NULL;
+}
+
+static struct plx_peer *plx_peer_get(int lpid)
+{
+    struct plx_peer *p = plx_p2p.peers[lpid];
+    if (plx_likely(p))
+        return p;
+    p = plx_calloc(1, sizeof *p);
+    p->lpid = lpid;
+    plx_list_init(&p->sendq);
+    plx_list_init(&p->busy_link);
+    p->tp = plx_route_peer(lpid);
+    p->credits = plx_p2p.credit_limit;
+    if (p->tp) {
+        size_t maxp = p->tp->max_packet() - sizeof(struct plx_hdr);
+        p->eager_max = PLX_MIN(plx_config.shm_eager_max, maxp);
+    }
+    plx_p2p.peers[lpid] = p;
+    return p;
+}
+
+static void plx_peer_enqueue(struct plx_peer *p, struct plx_sendq_item *it)
+{
+    if (plx_list_empty(&p->sendq))
+        plx_list_push_back(&plx_p2p.busy, &p->busy_link);
+    plx_list_push_back(&p->sendq, &it->link);
+}
+
+static void plx_send_done(struct plx_request *r)
+{
+    if (--r->cc == 0)
+        plx_request_complete(r);
+}
+
+/* --- emitting ------------------------------------------------------------ */
+
+static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
+{
+    struct plx_hdr h = {
+        .ctx = (uint16_t)r->ctx,
+        .src = r->comm->rank,
+        .tag = r->tag,
+        .seq = p->send_seq,
+        .sreq = (uint64_t)(uintptr_t)r,
+    };
+    size_t cost = r->bytes + PLX_EAGER_OVERHEAD;
+    plx_status_t st;
+    if (r->bytes <= p->eager_max && p->credits >= cost) {
+        h.type = PLX_PKT_EAGER;
+        h.flags = r->mode == PLX_MODE_SYNC ? PLX_PKT_F_SYNC : 0;
+        h.len = r->bytes;
+        struct iovec iov = { r->data, r->bytes };
+        st = p->tp->send(p->lpid, &h, &iov, r->bytes ? 1 : 0);
+        if (st != PLX_OK)
+            return st;
+        p->credits -= cost;
+        p->send_seq++;
+        if (r->mode != PLX_MODE_SYNC)
+            plx_send_done(r);
+        return PLX_OK;
+    }
+    struct plx_rts rts = { .size = r->bytes, .addr = (uint64_t)(uintptr_t)r->data };
+    h.type = PLX_PKT_RTS;
+    h.len = sizeof rts;
+    struct iovec iov = { &rts, sizeof rts };
+    st = p->tp->send(p->lpid, &h, &iov, 1);
+    if (st == PLX_OK)
+        p->send_seq++;
+    return st;
+}
+
+static plx_status_t plx_emit_stream(struct plx_peer *p, struct plx_request *r)
+{
+    size_t frag = PLX_MIN(plx_config.shm_frag_size, p->tp->max_packet() - sizeof(struct plx_hdr) - 8);
+    while (r->rndv_done < r->bytes) {
+        uint64_t off = r->rndv_done;
+        size_t n = PLX_MIN(frag, r->bytes - r->rndv_done);
+        struct plx_hdr h = { .type = PLX_PKT_DATA, .len = 8 + n, .sreq = r->rndv_cookie };
+        struct iovec iov[2] = { { &off, 8 }, { (char *)r->data + off, n } };
+        plx_status_t st = p->tp->send(p->lpid, &h, iov, 2);
+        if (st != PLX_OK)
+            return st;
+        r->rndv_done += n;
+    }
+    plx_send_done(r);
+    return PLX_OK;
+}
+
+static plx_status_t plx_emit_ctl(struct plx_peer *p, struct plx_ctl *c)
+{
+    struct iovec iov = { c->payload, c->hdr.len };
+    return p->tp->send(p->lpid, &c->hdr, &iov, c->hdr.len ? 1 : 0);
+}
+
+static int plx_peer_flush(struct plx_peer *p)
+{
+    int work = 0;
+    while (!plx_list_empty(&p->sendq)) {
+        struct plx_sendq_item *it = plx_list_entry(p->sendq.next, struct plx_sendq_item, link);
+        plx_status_t st;
+        switch (it->kind) {
+        case PLX_SQ_MSG:
+            st = plx_emit_msg(p, plx_container_of(it, struct plx_request, sq));
+            break;
+        case PLX_SQ_STREAM:
+            st = plx_emit_stream(p, plx_container_of(it, struct plx_request, sq));
+            break;
+        default:
+            st = plx_emit_ctl(p, plx_container_of(it, struct plx_ctl, sq));
+            break;
+        }
+        if (st == PLX_BUSY)
+            break;
+        plx_list_remove(&it->link);
+        if (it->kind == PLX_SQ_CTL)
+            free(plx_container_of(it, struct plx_ctl, sq));
+        else
+            it->kind = 0;
+        work++;
+    }
+    if (plx_list_empty(&p->sendq))
+        plx_list_remove(&p->busy_link);
+    return work;
+}
+
+int plx_pt2pt_flush(void)
+{
+    int work = 0;
+    struct plx_list *pos, *n;
+    plx_list_for_each_safe(pos, n, &plx_p2p.busy)
+        work += plx_peer_flush(plx_container_of(pos, struct plx_peer, busy_link));
+    return work;
+}
+
+/* A control packet: sent now, or queued behind what is waiting. */
+static void plx_send_ctl(int lpid, int type, int flags, int ctx, uint64_t cookie, const void *payload,
+                         size_t plen)
+{
+    struct plx_peer *p = plx_peer_get(lpid);
+    struct plx_hdr h = { .type = (uint8_t)type, .flags = (uint8_t)flags, .ctx = (uint16_t)ctx,
+                         .len = plen, .sreq = cookie };
+    if (plx_list_empty(&p->sendq)) {
+        struct iovec iov = { (void *)payload, plen };
+        if (p->tp->send(lpid, &h, &iov, plen ? 1 : 0) == PLX_OK)
+            return;
+    }
+    struct plx_ctl *c = plx_malloc(sizeof *c);
+    c->sq.kind = PLX_SQ_CTL;
+    c->hdr = h;
+    if (plen)
+        memcpy(c->payload, payload, plen);
+    plx_peer_enqueue(p, &c->sq);
+}
+
+static void plx_credit_consumed(int lpid, size_t bytes)
+{
+    struct plx_peer *p = plx_peer_get(lpid);
+    p->owed += bytes + PLX_EAGER_OVERHEAD;
+    if (p->owed >= plx_p2p.credit_limit / 4) {
+        plx_send_ctl(lpid, PLX_PKT_CREDIT, 0, 0, p->owed, NULL, 0);
+        p->owed = 0;
+    }
+}
+
+/* --- starting requests --------------------------------------------------- */
+
+static plx_status_t plx_no_route(int lpid)
+{
+    plx_warn("no transport reaches rank %d (node %d) from rank %d (node %d); enabled transports: %s",
+             lpid, plx_procs.p[lpid].node_id, plx_procs.my_lpid, plx_procs.my_node,
+             plx_config.transports[0] ? plx_config.transports : "all");
+    return PLX_ERR_PEER;
+}
+
+plx_status_t plx_pt2pt_send_start(struct plx_request *r)
+{
+    r->cc = 1;
+    if (r->rank == MPI_PROC_NULL) {
+        r->cc = 0;
+        plx_request_complete(r);
+        return PLX_OK;
+    }
+    r->peer_lpid = r->comm->lpids[r->rank];
+    struct plx_peer *p = plx_peer_get(r->peer_lpid);
+    if (plx_unlikely(!p->tp)) {
+        r->cc = 0;
+        return plx_no_route(r->peer_lpid);
+    }
+    r->bytes = (size_t)r->count * (size_t)r->dt->size;
+    if (r->data == NULL) {      /* Bsend sets data to its own copy */
+        if (r->dt->contig) {
+            r->data = (char *)r->buf + r->dt->true_lb;
+        } else {
+            r->tmp = plx_malloc(r->bytes);
+            plx_dt_pack(r->buf, r->count, r->dt, r->tmp);
+            r->data = r->tmp;
+        }
+    }
+    r->rndv_done = 0;
+    r->sq.kind = PLX_SQ_MSG;
+    if (plx_likely(plx_list_empty(&p->sendq))) {
+        plx_status_t st = plx_emit_msg(p, r);
+        if (plx_likely(st == PLX_OK)) {
+            r->sq.kind = 0;
+            return PLX_OK;
+        }
+    }
+    plx_peer_enqueue(p, &r->sq);
+    return PLX_OK;
+}
+
+static void plx_recv_set_error(struct plx_request *r, int errclass, const char *what)
+{
+    r->st_error = plx_err_make(errclass, "rank %d: receive from rank %d (tag %d) on %s: %s", plx_procs.my_lpid,
+                               r->st_source, r->st_tag, r->comm->name[0] ? r->comm->name : "a communicator",
+                               what);
+}
+
+static void plx_recv_finish(struct plx_request *r)
+{
+    if (r->tmp) {
+        plx_dt_unpack(r->tmp, r->st_bytes, r->buf, r->dt);
+    }
+    r->cc = 0;
+    plx_request_complete(r);
+}
+
+/* Destination for up to r->bytes bytes (capacity). */
+static void *plx_recv_dst(struct plx_request *r, size_t n)
+{
+    if (r->dt->contig)
+        return (char *)r->buf + r->dt->true_lb;
+    r->tmp = plx_malloc(n);
+    return r->tmp;
+}
+
+static void plx_recv_truncation(struct plx_request *r, size_t size)
+{
+    char what[160];
+    snprintf(what, sizeof what, "message of %zu bytes truncated to the %zu-byte buffer (MPI_ERR_TRUNCATE)",
+             size, r->bytes);
+    plx_recv_set_error(r, MPI_ERR_TRUNCATE, what);
+    r->truncated = 1;
+}
+
+static void plx_deliver_eager(struct plx_request *r, int lpid, int src, int tag, int flags, size_t size,
+                              uint64_t sreq, const void *data)
+{
+    r->st_source = src;
+    r->st_tag = tag;
+    size_t n = PLX_MIN(size, r->bytes);
+    if (size > r->bytes)
+        plx_recv_truncation(r, size);
+    if (n)
+        memcpy(plx_recv_dst(r, n), data, n);
+    r->st_bytes = n;
+    if (flags & PLX_PKT_F_SYNC)
+        plx_send_ctl(lpid, PLX_PKT_SYNC_ACK, 0, 0, sreq, NULL, 0);
+    plx_credit_consumed(lpid, size);
+    plx_recv_finish(r);
+}
+
+static void plx_deliver_rts(struct plx_request *r, int lpid, int src, int tag, size_t size, uint64_t sreq,
+                            uint64_t addr)
+{
+    r->st_source = src;
+    r->st_tag = tag;
+    r->peer_lpid = lpid;
+    size_t n = PLX_MIN(size, r->bytes);
+    if (size > r->bytes)
+        plx_recv_truncation(r, size);
+    r->st_bytes = n;
+    r->rndv_size = size;
+    r->rndv_cookie = sreq;
+    r->rndv_done = 0;
+    r->data = plx_recv_dst(r, n);
+    struct plx_peer *p = plx_peer_get(lpid);
+    plx_status_t st = PLX_ERR_UNSUPPORTED;
+    if (p->tp->read_remote)
+        st = p->tp->read_remote(lpid, r->data, addr, n);
+    if (st == PLX_OK || st != PLX_ERR_UNSUPPORTED) {
+        if (st != PLX_OK)
+            plx_recv_set_error(r, MPI_ERR_OTHER, "reading the sender's buffer failed");
+        plx_send_ctl(lpid, PLX_PKT_FIN, 0, 0, sreq, NULL, 0);
+        plx_recv_finish(r);
+        return;
+    }
+    uint64_t me = (uint64_t)(uintptr_t)r;
+    plx_send_ctl(lpid, PLX_PKT_CTS, 0, 0, sreq, &me, sizeof me);
+    if (size == 0)
+        plx_recv_finish(r);
+}
+
+static void plx_deliver_unexp(struct plx_request *r, struct plx_unexp *u)
+{
+    if (u->type == PLX_PKT_EAGER)
+        plx_deliver_eager(r, u->lpid, u->src, u->tag, u->flags, u->size, u->sreq, u->data);
+    else
+        plx_deliver_rts(r, u->lpid, u->src, u->tag, u->size, u->sreq, u->addr);
+    free(u->data);
+    free(u);
+}
+
+plx_status_t plx_pt2pt_recv_start(struct plx_request *r)
+{
+    r->cc = 1;
+    r->bytes = (size_t)r->count * (size_t)r->dt->size;
+    r->st_error = MPI_SUCCESS;
+    r->truncated = 0;
+    if (r->rank == MPI_PROC_NULL) {
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+        r->st_bytes = 0;
+        r->cc = 0;
+        plx_request_complete(r);
+        return PLX_OK;
+    }
+    struct plx_match_q *q = plx_match_q(r->ctx);
+    struct plx_unexp *u = plx_match_unexp_find(q, r->rank, r->tag, 1);
+    if (u) {
+        plx_deliver_unexp(r, u);
+        return PLX_OK;
+    }
+    plx_list_push_back(&q->posted, &r->link);
+    return PLX_OK;
+}
+
+plx_status_t plx_pt2pt_mrecv_start(struct plx_request *r, struct plx_request *msg)
+{
+    r->cc = 1;
+    r->bytes = (size_t)r->count * (size_t)r->dt->size;
+    r->st_error = MPI_SUCCESS;
+    struct plx_unexp *u = msg->msg;
+    msg->msg = NULL;
+    if (!u) {   /* MPI_MESSAGE_NO_PROC */
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+        r->st_bytes = 0;
+        r->cc = 0;
+        plx_request_complete(r);
+        return PLX_OK;
+    }
+    plx_deliver_unexp(r, u);
+    return PLX_OK;
+}
+
+void plx_pt2pt_iprobe(struct plx_comm *c, int ctx, int src, int tag, int *found, MPI_Status *st)
+{
+    struct plx_unexp *u = plx_match_unexp_find(plx_match_q(ctx), src, tag, 0);
+    *found = u != NULL;
+    if (u && st != MPI_STATUS_IGNORE) {
+        st->MPI_SOURCE = u->src;
+        st->MPI_TAG = u->tag;
+        st->MPI_ERROR = MPI_SUCCESS;
+        st->count_hi_and_cancelled = 0;
+        plx_status_set_bytes(st, (MPI_Count)u->size);
+    }
+}
+
+struct plx_request *plx_pt2pt_improbe(struct plx_comm *c, int ctx, int src, int tag)
+{
+    struct plx_unexp *u = plx_match_unexp_find(plx_match_q(ctx), src, tag, 1);
+    if (!u)
+        return NULL;
+    struct plx_request *m = plx_request_new(PLX_REQ_MESSAGE, c);
+    m->msg = u;
+    m->st_source = u->src;
+    m->st_tag = u->tag;
+    m->st_bytes = u->size;
+    return m;
+}
+
+void plx_pt2pt_cancel(struct plx_request *r)
+{
+    if (r->cc == 0 && r->kind == PLX_REQ_RECV)
+        return;
+    if (r->kind == PLX_REQ_RECV) {
+        if (r->link.next != &r->link) {     /* still posted: withdraw it */
+            plx_list_remove(&r->link);
+            r->st_cancelled = 1;
+            r->cc = 0;
+            plx_request_complete(r);
+        }
+        return;
+    }
+    if (r->rank == MPI_PROC_NULL || r->cancel_pending || r->st_cancelled)
+        return;
+    if (r->sq.kind == PLX_SQ_MSG) {         /* never left this process */
+        plx_list_remove(&r->sq.link);
+        r->sq.kind = 0;
+        struct plx_peer *p = plx_peer_get(r->peer_lpid);
+        if (plx_list_empty(&p->sendq))
+            plx_list_remove(&p->busy_link);
+        r->st_cancelled = 1;
+        r->cc = 0;
+        plx_request_complete(r);
+        return;
+    }
+    if (r->sq.kind == PLX_SQ_STREAM)        /* matched already */
+        return;
+    r->cancel_pending = 1;
+    r->cc++;
+    int32_t src = r->comm->rank;
+    plx_send_ctl(r->peer_lpid, PLX_PKT_CANCEL_REQ, 0, r->ctx, (uint64_t)(uintptr_t)r, &src, sizeof src);
+}
+
+/* --- incoming ------------------------------------------------------------ */
+
+static void plx_recv_matchable(int lpid, const struct plx_hdr *h, const void *payload)
+{
+    struct plx_peer *p = plx_peer_get(lpid);
+    if (plx_unlikely(h->seq != p->recv_seq))
+        plx_fatal("packet from rank %d out of order (sequence %u, expected %u)", lpid, h->seq, p->recv_seq);
+    p->recv_seq++;
+    struct plx_match_q *q = plx_match_q(h->ctx);
+    struct plx_request *r = plx_match_posted_take(q, h->src, h->tag);
+    if (h->type == PLX_PKT_EAGER) {
+        if (r) {
+            plx_deliver_eager(r, lpid, h->src, h->tag, h->flags, h->len, h->sreq, payload);
+            return;
+        }
+    } else {
+        const struct plx_rts *rts = payload;
+        if (r) {
+            plx_deliver_rts(r, lpid, h->src, h->tag, rts->size, h->sreq, rts->addr);
+            return;
+        }
+    }
+    struct plx_unexp *u = plx_malloc(sizeof *u);
+    u->src = h->src;
+    u->tag = h->tag;
+    u->lpid = lpid;
+    u->type = h->type;
+    u->flags = h->flags;
+    u->sreq = h->sreq;
+    u->data = NULL;
+    if (h->type == PLX_PKT_EAGER) {
+        u->size = h->len;
+        u->addr = 0;
+        if (h->len) {
+            u->data = plx_malloc(h->len);
+            memcpy(u->data, payload, h->len);
+        }
+    } else {
+        const struct plx_rts *rts = payload;
+        u->size = rts->size;
+        u->addr = rts->addr;
+    }
+    plx_list_push_back(&q->unexp, &u->link);
+}
+
+static void plx_recv_cancel_req(int lpid, const struct plx_hdr *h, const void *payload)
+{
+    struct plx_match_q *q = plx_match_q(h->ctx);
+    struct plx_list *pos;
+    int done = 0;
+    plx_list_for_each(pos, &q->unexp) {
+        struct plx_unexp *u = plx_list_entry(pos, struct plx_unexp, link);
+        if (u->lpid == lpid && u->sreq == h->sreq) {
+            plx_list_remove(pos);
+            if (u->type == PLX_PKT_EAGER)
+                plx_credit_consumed(lpid, u->size);
+            free(u->data);
+            free(u);
+            done = 1;
+            break;
+        }
+    }
+    plx_send_ctl(lpid, PLX_PKT_CANCEL_ANS, done ? PLX_PKT_F_CANCELLED : 0, 0, h->sreq, NULL, 0);
+}
+
+void plx_pt2pt_dispatch(int lpid, const struct plx_hdr *h, const void *payload)
+{
+    struct plx_request *r;
+    switch (h->type) {
+    case PLX_PKT_EAGER:
+    case PLX_PKT_RTS:
+        plx_recv_matchable(lpid, h, payload);
+        break;
+    case PLX_PKT_SYNC_ACK:
+    case PLX_PKT_FIN:
+        plx_send_done((struct plx_request *)(uintptr_t)h->sreq);
+        break;
+    case PLX_PKT_CTS: {
+        r = (struct plx_request *)(uintptr_t)h->sreq;
+        memcpy(&r->rndv_cookie, payload, sizeof r->rndv_cookie);
+        r->rndv_done = 0;
+        r->sq.kind = PLX_SQ_STREAM;
+        struct plx_peer *p = plx_peer_get(lpid);
+        if (!plx_list_empty(&p->sendq) || plx_emit_stream(p, r) != PLX_OK)
+            plx_peer_enqueue(p, &r->sq);
+        else
+            r->sq.kind = 0;
+        break;
+    }
+    case PLX_PKT_DATA: {
+        r = (struct plx_request *)(uintptr_t)h->sreq;
+        uint64_t off;
+        memcpy(&off, payload, 8);
+        size_t n = h->len - 8;
+        if (off < r->st_bytes) {
+            size_t m = PLX_MIN(n, r->st_bytes - off);
+            memcpy((char *)r->data + off, (const char *)payload + 8, m);
+        }
+        r->rndv_done += n;
+        if (r->rndv_done == r->rndv_size)
+            plx_recv_finish(r);
+        break;
+    }
+    case PLX_PKT_CANCEL_REQ:
+        plx_recv_cancel_req(lpid, h, payload);
+        break;
+    case PLX_PKT_CANCEL_ANS:
+        r = (struct plx_request *)(uintptr_t)h->sreq;
+        r->cancel_pending = 0;
+        if (h->flags & PLX_PKT_F_CANCELLED) {
+            r->st_cancelled = 1;
+            r->cc = 0;
+            plx_request_complete(r);
+        } else {
+            plx_send_done(r);
+        }
+        break;
+    case PLX_PKT_CREDIT:
+        plx_peer_get(lpid)->credits += h->sreq;
+        break;
+    default:
+        plx_fatal("unknown packet type %d from rank %d", h->type, lpid);
+    }
+}

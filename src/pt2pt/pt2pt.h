@@ -1,0 +1,52 @@
+/*
+ * Point-to-point protocols over the transport interface.
+ *
+ *  eager     size <= the channel's eager limit and the sender holds enough
+ *            credit at the receiver: EAGER (+ SYNC flag for Ssend, answered
+ *            by SYNC_ACK when matched). Completes once the transport took it.
+ *  rendezvous  RTS {size, addr}; when matched the receiver reads the
+ *            sender's buffer directly (read_remote, e.g. process_vm_readv)
+ *            and answers FIN; if the transport cannot, it answers CTS and
+ *            the sender streams DATA fragments into the posted buffer.
+ *  credits   a receiver returns eager bytes as they are consumed (CREDIT),
+ *            so unexpected eager data held at a receiver never exceeds
+ *            PLEXUS_SHM_EAGER_CREDIT per sender: a flood of unexpected
+ *            messages turns into rendezvous requests (headers only).
+ *  cancel    CANCEL_REQ asks the receiver to drop an unmatched message;
+ *            CANCEL_ANS says whether it did.
+ *
+ * Order: each peer has one FIFO of packets waiting for transport space; a
+ * new send goes behind anything queued, so messages leave in program order.
+ */
+#ifndef PLX_PT2PT_H
+#define PLX_PT2PT_H
+
+#include "core/request.h"
+#include "transport/transport.h"
+
+plx_status_t plx_pt2pt_init(void);
+void plx_pt2pt_finalize(void);
+
+/* Starts a send/receive request whose fields (comm, rank, tag, ctx, buf,
+ * count, dt, mode) are set. Errors: PLX_ERR_PEER when no transport reaches
+ * the peer (message printed). */
+plx_status_t plx_pt2pt_send_start(struct plx_request *r);
+plx_status_t plx_pt2pt_recv_start(struct plx_request *r);
+
+/* Probe: fills *found and the status fields of `st` (src, tag, bytes) */
+void plx_pt2pt_iprobe(struct plx_comm *c, int ctx, int src, int tag, int *found, MPI_Status *st);
+/* Matched probe: removes the message and returns it as a MESSAGE request. */
+struct plx_request *plx_pt2pt_improbe(struct plx_comm *c, int ctx, int src, int tag);
+/* Receive a matched message into r (a RECV request not yet started). */
+plx_status_t plx_pt2pt_mrecv_start(struct plx_request *r, struct plx_request *msg);
+
+/* Cancel: receives are withdrawn at once; sends ask the receiver. */
+void plx_pt2pt_cancel(struct plx_request *r);
+
+/* Called by transports for every incoming packet. */
+void plx_pt2pt_dispatch(int lpid, const struct plx_hdr *h, const void *payload);
+
+/* Emits queued packets where transports have room; returns work done. */
+int plx_pt2pt_flush(void);
+
+#endif

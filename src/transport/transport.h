@@ -1,0 +1,80 @@
+/*
+ * The transport interface. A transport moves packets between processes and
+ * knows nothing of communicators or matching; the point-to-point layer knows
+ * nothing of rings or sockets. Each transport is one table of operations.
+ *
+ * Every packet starts with struct plx_hdr. A transport hands each incoming
+ * packet to plx_pt2pt_dispatch() with a pointer to its payload, valid only
+ * during that call (for shared memory it points into the ring itself, so a
+ * receive that is already posted gets a single copy).
+ *
+ * Thread rules: only the progress engine (under the API lock) calls poll,
+ * and only the point-to-point layer calls send.
+ */
+#ifndef PLX_TRANSPORT_H
+#define PLX_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include "core/status.h"
+
+enum plx_pkt_type {
+    PLX_PKT_EAGER = 1,          /* matched data; flags PLX_PKT_F_SYNC for Ssend */
+    PLX_PKT_SYNC_ACK,           /* receiver matched an eager-synchronous message */
+    PLX_PKT_RTS,                /* rendezvous request: payload struct plx_rts */
+    PLX_PKT_CTS,                /* receiver asks the sender to stream: payload uint64 rreq */
+    PLX_PKT_DATA,               /* a streamed fragment: payload uint64 offset + data */
+    PLX_PKT_FIN,                /* receiver has read the sender's buffer */
+    PLX_PKT_CANCEL_REQ,         /* sender asks to withdraw an unmatched send */
+    PLX_PKT_CANCEL_ANS,         /* flags PLX_PKT_F_CANCELLED when it was withdrawn */
+    PLX_PKT_CREDIT,             /* len = eager bytes consumed since the last credit */
+    PLX_PKT_TYPE_MAX,
+};
+
+#define PLX_PKT_F_SYNC      0x1
+#define PLX_PKT_F_CANCELLED 0x2
+
+/* 32 bytes, the same for every transport. */
+struct plx_hdr {
+    uint8_t type;
+    uint8_t flags;
+    uint16_t ctx;               /* match context */
+    int32_t src;                /* sender's rank in the communicator */
+    int32_t tag;
+    uint32_t seq;               /* per (sender, receiver) order of matched packets */
+    uint64_t len;               /* payload bytes of this packet */
+    uint64_t sreq;              /* a request cookie: the sender's, or (DATA) the receiver's */
+};
+
+struct plx_rts {
+    uint64_t size;              /* bytes of the whole message */
+    uint64_t addr;              /* sender's buffer, for a direct read */
+};
+
+struct plx_transport_ops {
+    const char *name;
+    /* latency class: lower is faster; the router prefers the lowest */
+    int latency_class;
+    /* Can this transport reach world rank lpid? */
+    int (*reaches)(int lpid);
+    /* Send hdr + payload (iov) to lpid. PLX_OK: accepted whole (the data
+     * was copied out); PLX_BUSY: nothing taken, retry later. */
+    plx_status_t (*send)(int lpid, const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt);
+    /* Largest hdr+payload one send accepts. */
+    size_t (*max_packet)(void);
+    /* Read len bytes at remote_addr of lpid's memory into local (a direct,
+     * single-copy read); NULL when the transport cannot. PLX_ERR_UNSUPPORTED
+     * when the OS forbids it for this peer. */
+    plx_status_t (*read_remote)(int lpid, void *local, uint64_t remote_addr, size_t len);
+    /* Deliver incoming packets; returns how many. */
+    int (*poll)(void);
+    /* Prepare to sleep: returns an fd that becomes readable when a peer has
+     * sent something, or -1 if this transport cannot sleep; 0-work check is
+     * the caller's business (poll once more after prepare). */
+    int (*sleep_prepare)(void);
+    void (*sleep_done)(void);
+    void (*finalize)(void);
+};
+
+#endif

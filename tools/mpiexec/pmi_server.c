@@ -1,0 +1,481 @@
+/*
+ * PMI-1 server (see pmi_server.h for the contract).
+ *
+ * Wire format: one command per line, "cmd=NAME key=value key=value\n",
+ * fields separated by single spaces, a value ends at the next space (it may
+ * contain '='). Exception: the "message=" field of cmd=abort runs to the end
+ * of the line, so an abort message can carry spaces. Every reply carries rc=0
+ * or rc=-1 with msg=.
+ *
+ * The key-value space is one open-addressing hash table per job; puts become
+ * visible at once (PMI-1 only promises visibility after the next barrier, so
+ * that is allowed). A barrier completes when every rank of the job entered it.
+ *
+ * Costs: memory is O(keys); each get/put is O(1) expected.
+ */
+#include "pmi_server.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A line longer than this is a protocol error (a put is < 1.5 KiB). */
+#define PLX_PMISRV_LINE_MAX 16384
+#define PLX_PMISRV_MAX_FIELDS 64
+
+struct plx_pmisrv_kv {
+    char *key;                  /* NULL: empty slot */
+    char *val;
+};
+
+struct plx_pmisrv_conn {
+    enum plx_pmisrv_state state;
+    int closed;
+    int in_barrier;
+    int in_mcmd;                /* inside a multi-line mcmd=... until endcmd */
+    int broken;                 /* protocol error reported: ignore further input */
+    char *buf;                  /* partial line */
+    size_t len, cap;
+};
+
+struct plx_pmisrv {
+    int size;
+    int universe_size;
+    int *appnum;
+    char kvsname[PLX_PMISRV_KVSNAME_MAX];
+    struct plx_pmisrv_ops ops;
+    void *ctx;
+    struct plx_pmisrv_conn *conn;
+    int barrier_count;
+    struct plx_pmisrv_kv *kv;   /* hash table, power-of-two capacity */
+    size_t kv_cap, kv_used;
+};
+
+struct plx_pmisrv_field {
+    const char *key;
+    const char *val;
+};
+
+/* ---- key-value table ------------------------------------------------------ */
+
+static uint64_t plx_pmisrv_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;        /* FNV-1a */
+    while (*s != '\0') {
+        h ^= (unsigned char)*s++;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static struct plx_pmisrv_kv *plx_pmisrv_kv_slot(struct plx_pmisrv_kv *tab, size_t cap,
+                                                const char *key)
+{
+    size_t i = (size_t)plx_pmisrv_hash(key) & (cap - 1);
+    while (tab[i].key != NULL && strcmp(tab[i].key, key) != 0)
+        i = (i + 1) & (cap - 1);
+    return &tab[i];
+}
+
+static int plx_pmisrv_kv_grow(struct plx_pmisrv *srv)
+{
+    size_t cap = srv->kv_cap ? srv->kv_cap * 2 : 256;
+    struct plx_pmisrv_kv *tab = calloc(cap, sizeof(*tab));
+
+    if (tab == NULL)
+        return -1;
+    for (size_t i = 0; i < srv->kv_cap; i++) {
+        if (srv->kv[i].key != NULL)
+            *plx_pmisrv_kv_slot(tab, cap, srv->kv[i].key) = srv->kv[i];
+    }
+    free(srv->kv);
+    srv->kv = tab;
+    srv->kv_cap = cap;
+    return 0;
+}
+
+static int plx_pmisrv_kv_put(struct plx_pmisrv *srv, const char *key, const char *val)
+{
+    struct plx_pmisrv_kv *slot;
+    char *v;
+
+    if ((srv->kv_used + 1) * 2 > srv->kv_cap && plx_pmisrv_kv_grow(srv) != 0)
+        return -1;
+    v = strdup(val);
+    if (v == NULL)
+        return -1;
+    slot = plx_pmisrv_kv_slot(srv->kv, srv->kv_cap, key);
+    if (slot->key != NULL) {        /* PMI-1 allows re-putting a key: last wins */
+        free(slot->val);
+        slot->val = v;
+        return 0;
+    }
+    slot->key = strdup(key);
+    if (slot->key == NULL) {
+        free(v);
+        return -1;
+    }
+    slot->val = v;
+    srv->kv_used++;
+    return 0;
+}
+
+static const char *plx_pmisrv_kv_get(const struct plx_pmisrv *srv, const char *key)
+{
+    if (srv->kv_cap == 0)
+        return NULL;
+    return plx_pmisrv_kv_slot(srv->kv, srv->kv_cap, key)->val;
+}
+
+/* ---- replies -------------------------------------------------------------- */
+
+static void plx_pmisrv_reply(struct plx_pmisrv *srv, int rank, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void plx_pmisrv_reply(struct plx_pmisrv *srv, int rank, const char *fmt, ...)
+{
+    char line[PLX_PMISRV_VALLEN_MAX + PLX_PMISRV_KEYLEN_MAX + PLX_PMISRV_KVSNAME_MAX + 256];
+    va_list ap;
+    int n;
+
+    if (srv->conn[rank].closed)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof(line))
+        n = snprintf(line, sizeof(line), "cmd=error rc=-1 msg=reply_too_long\n");
+    if (srv->ops.send(srv->ctx, rank, line, (size_t)n) != 0)
+        srv->conn[rank].closed = 1;
+}
+
+static void plx_pmisrv_fail(struct plx_pmisrv *srv, int rank, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void plx_pmisrv_fail(struct plx_pmisrv *srv, int rank, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    srv->conn[rank].broken = 1;
+    srv->ops.error(srv->ctx, rank, what);
+}
+
+/* ---- commands ------------------------------------------------------------- */
+
+static const char *plx_pmisrv_field(const struct plx_pmisrv_field *f, int n, const char *key)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(f[i].key, key) == 0)
+            return f[i].val;
+    return NULL;
+}
+
+static void plx_pmisrv_cmd_init(struct plx_pmisrv *srv, int rank,
+                                const struct plx_pmisrv_field *f, int n)
+{
+    const char *ver = plx_pmisrv_field(f, n, "pmi_version");
+    const char *sub = plx_pmisrv_field(f, n, "pmi_subversion");
+
+    if (ver == NULL || strcmp(ver, "1") != 0 || (sub != NULL && atoi(sub) > 1)) {
+        plx_pmisrv_reply(srv, rank, "cmd=response_to_init pmi_version=1 pmi_subversion=1 "
+                         "rc=-1 msg=only_PMI_version_1.1_is_supported\n");
+        plx_pmisrv_fail(srv, rank, "asked for PMI version %s.%s; this mpiexec speaks 1.1",
+                        ver ? ver : "?", sub ? sub : "?");
+        return;
+    }
+    srv->conn[rank].state = PLX_PMISRV_INIT;
+    plx_pmisrv_reply(srv, rank,
+                     "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
+}
+
+static void plx_pmisrv_cmd_put(struct plx_pmisrv *srv, int rank,
+                               const struct plx_pmisrv_field *f, int n)
+{
+    const char *kvs = plx_pmisrv_field(f, n, "kvsname");
+    const char *key = plx_pmisrv_field(f, n, "key");
+    const char *val = plx_pmisrv_field(f, n, "value");
+
+    if (val == NULL)
+        val = "";
+    if (kvs != NULL && strcmp(kvs, srv->kvsname) != 0) {
+        plx_pmisrv_reply(srv, rank, "cmd=put_result rc=-1 msg=unknown_kvsname\n");
+    } else if (key == NULL || key[0] == '\0') {
+        plx_pmisrv_reply(srv, rank, "cmd=put_result rc=-1 msg=missing_key\n");
+    } else if (strlen(key) >= PLX_PMISRV_KEYLEN_MAX) {
+        plx_pmisrv_reply(srv, rank, "cmd=put_result rc=-1 msg=key_too_long\n");
+    } else if (strlen(val) >= PLX_PMISRV_VALLEN_MAX) {
+        plx_pmisrv_reply(srv, rank, "cmd=put_result rc=-1 msg=value_too_long\n");
+    } else if (plx_pmisrv_kv_put(srv, key, val) != 0) {
+        plx_pmisrv_reply(srv, rank, "cmd=put_result rc=-1 msg=out_of_memory\n");
+    } else {
+        plx_pmisrv_reply(srv, rank, "cmd=put_result rc=0 msg=success\n");
+    }
+}
+
+static void plx_pmisrv_cmd_get(struct plx_pmisrv *srv, int rank,
+                               const struct plx_pmisrv_field *f, int n)
+{
+    const char *kvs = plx_pmisrv_field(f, n, "kvsname");
+    const char *key = plx_pmisrv_field(f, n, "key");
+    const char *val;
+
+    if (kvs != NULL && strcmp(kvs, srv->kvsname) != 0) {
+        plx_pmisrv_reply(srv, rank, "cmd=get_result rc=-1 msg=unknown_kvsname\n");
+        return;
+    }
+    if (key == NULL || key[0] == '\0' || strlen(key) >= PLX_PMISRV_KEYLEN_MAX) {
+        plx_pmisrv_reply(srv, rank, "cmd=get_result rc=-1 msg=invalid_key\n");
+        return;
+    }
+    val = plx_pmisrv_kv_get(srv, key);
+    if (val == NULL)
+        plx_pmisrv_reply(srv, rank, "cmd=get_result rc=-1 msg=key_%s_not_found\n", key);
+    else
+        plx_pmisrv_reply(srv, rank, "cmd=get_result rc=0 msg=success value=%s\n", val);
+}
+
+static void plx_pmisrv_cmd_barrier(struct plx_pmisrv *srv, int rank)
+{
+    if (srv->conn[rank].in_barrier) {
+        plx_pmisrv_fail(srv, rank, "entered the PMI barrier twice");
+        return;
+    }
+    srv->conn[rank].in_barrier = 1;
+    if (++srv->barrier_count < srv->size)
+        return;
+    srv->barrier_count = 0;
+    for (int r = 0; r < srv->size; r++) {
+        srv->conn[r].in_barrier = 0;
+        plx_pmisrv_reply(srv, r, "cmd=barrier_out rc=0\n");
+    }
+}
+
+static void plx_pmisrv_cmd_abort(struct plx_pmisrv *srv, int rank,
+                                 const struct plx_pmisrv_field *f, int n)
+{
+    const char *code_s = plx_pmisrv_field(f, n, "exitcode");
+    const char *msg = plx_pmisrv_field(f, n, "message");
+    char *end = NULL;
+    long code = 1;
+
+    if (code_s != NULL) {
+        code = strtol(code_s, &end, 10);
+        if (end == code_s || *end != '\0')
+            code = 1;
+    }
+    srv->conn[rank].state = PLX_PMISRV_ABORTED;
+    srv->ops.abort(srv->ctx, rank, (int)code, msg ? msg : "");
+}
+
+/* Splits line (modified in place) into fields. "message=" swallows the rest
+ * of the line. Returns the number of fields, -1 on a malformed field. */
+static int plx_pmisrv_split(char *line, struct plx_pmisrv_field *f, int max)
+{
+    int n = 0;
+    char *p = line;
+
+    while (*p != '\0') {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0')
+            break;
+        if (n == max)
+            return -1;
+        char *eq = strchr(p, '=');
+        char *sp = strpbrk(p, " \t");
+        if (eq == NULL || (sp != NULL && sp < eq))
+            return -1;
+        *eq = '\0';
+        f[n].key = p;
+        f[n].val = eq + 1;
+        if (strcmp(p, "message") == 0) {
+            n++;
+            break;
+        }
+        if (sp != NULL) {
+            *sp = '\0';
+            p = sp + 1;
+        } else {
+            p = eq + 1 + strlen(eq + 1);
+        }
+        n++;
+    }
+    return n;
+}
+
+static void plx_pmisrv_line(struct plx_pmisrv *srv, int rank, char *line)
+{
+    struct plx_pmisrv_conn *c = &srv->conn[rank];
+    struct plx_pmisrv_field f[PLX_PMISRV_MAX_FIELDS];
+    const char *cmd;
+    int n;
+
+    if (c->in_mcmd) {               /* skip the body of mcmd=spawn */
+        if (strcmp(line, "endcmd") == 0) {
+            c->in_mcmd = 0;
+            fprintf(stderr, "mpiexec: rank %d called MPI_Comm_spawn, which this mpiexec does "
+                            "not support\n", rank);
+            plx_pmisrv_reply(srv, rank, "cmd=spawn_result rc=-1 msg=spawn_not_supported\n");
+        }
+        return;
+    }
+    if (strncmp(line, "mcmd=", 5) == 0) {
+        c->in_mcmd = 1;
+        return;
+    }
+    if (line[0] == '\0')
+        return;
+    n = plx_pmisrv_split(line, f, PLX_PMISRV_MAX_FIELDS);
+    if (n <= 0 || strcmp(f[0].key, "cmd") != 0) {
+        plx_pmisrv_fail(srv, rank, "sent a malformed PMI line (no cmd=)");
+        return;
+    }
+    cmd = f[0].val;
+
+    if (strcmp(cmd, "init") == 0) {
+        plx_pmisrv_cmd_init(srv, rank, f, n);
+    } else if (strcmp(cmd, "get_maxes") == 0) {
+        plx_pmisrv_reply(srv, rank, "cmd=maxes rc=0 kvsname_max=%d keylen_max=%d "
+                         "vallen_max=%d\n", PLX_PMISRV_KVSNAME_MAX, PLX_PMISRV_KEYLEN_MAX,
+                         PLX_PMISRV_VALLEN_MAX);
+    } else if (strcmp(cmd, "get_appnum") == 0) {
+        plx_pmisrv_reply(srv, rank, "cmd=appnum rc=0 appnum=%d\n", srv->appnum[rank]);
+    } else if (strcmp(cmd, "get_universe_size") == 0) {
+        plx_pmisrv_reply(srv, rank, "cmd=universe_size rc=0 size=%d\n", srv->universe_size);
+    } else if (strcmp(cmd, "get_my_kvsname") == 0) {
+        plx_pmisrv_reply(srv, rank, "cmd=my_kvsname rc=0 kvsname=%s\n", srv->kvsname);
+    } else if (strcmp(cmd, "put") == 0) {
+        plx_pmisrv_cmd_put(srv, rank, f, n);
+    } else if (strcmp(cmd, "get") == 0) {
+        plx_pmisrv_cmd_get(srv, rank, f, n);
+    } else if (strcmp(cmd, "barrier_in") == 0) {
+        plx_pmisrv_cmd_barrier(srv, rank);
+    } else if (strcmp(cmd, "finalize") == 0) {
+        c->state = PLX_PMISRV_FINALIZED;
+        plx_pmisrv_reply(srv, rank, "cmd=finalize_ack rc=0\n");
+    } else if (strcmp(cmd, "abort") == 0) {
+        plx_pmisrv_cmd_abort(srv, rank, f, n);
+    } else if (strcmp(cmd, "publish_name") == 0 || strcmp(cmd, "unpublish_name") == 0
+               || strcmp(cmd, "lookup_name") == 0) {
+        /* publish_name -> publish_result, and so on */
+        char name[32];
+        snprintf(name, sizeof(name), "%.*s_result", (int)(strchr(cmd, '_') - cmd), cmd);
+        plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=name_service_not_supported\n", name);
+    } else {
+        fprintf(stderr, "mpiexec: rank %d sent the unknown PMI command \"%.64s\"\n", rank, cmd);
+        plx_pmisrv_reply(srv, rank, "cmd=%.64s_result rc=-1 msg=unknown_command\n", cmd);
+    }
+}
+
+/* ---- public ---------------------------------------------------------------- */
+
+struct plx_pmisrv *plx_pmisrv_create(const struct plx_pmisrv_cfg *cfg,
+                                     const struct plx_pmisrv_ops *ops, void *ctx)
+{
+    struct plx_pmisrv *srv = calloc(1, sizeof(*srv));
+
+    if (srv == NULL)
+        return NULL;
+    srv->size = cfg->size;
+    srv->universe_size = cfg->universe_size;
+    srv->ops = *ops;
+    srv->ctx = ctx;
+    snprintf(srv->kvsname, sizeof(srv->kvsname), "%s", cfg->kvsname);
+    srv->conn = calloc((size_t)cfg->size, sizeof(*srv->conn));
+    if (srv->conn == NULL)
+        goto err_free_srv;
+    srv->appnum = malloc((size_t)cfg->size * sizeof(int));
+    if (srv->appnum == NULL)
+        goto err_free_conn;
+    memcpy(srv->appnum, cfg->appnum, (size_t)cfg->size * sizeof(int));
+    if (cfg->process_mapping != NULL
+        && plx_pmisrv_kv_put(srv, "PMI_process_mapping", cfg->process_mapping) != 0)
+        goto err_free_appnum;
+    return srv;
+
+err_free_appnum:
+    free(srv->appnum);
+err_free_conn:
+    free(srv->conn);
+err_free_srv:
+    free(srv);
+    return NULL;
+}
+
+void plx_pmisrv_destroy(struct plx_pmisrv *srv)
+{
+    if (srv == NULL)
+        return;
+    for (size_t i = 0; i < srv->kv_cap; i++) {
+        free(srv->kv[i].key);
+        free(srv->kv[i].val);
+    }
+    free(srv->kv);
+    for (int r = 0; r < srv->size; r++)
+        free(srv->conn[r].buf);
+    free(srv->conn);
+    free(srv->appnum);
+    free(srv);
+}
+
+void plx_pmisrv_input(struct plx_pmisrv *srv, int rank, const char *buf, size_t len)
+{
+    struct plx_pmisrv_conn *c = &srv->conn[rank];
+    size_t start = 0;
+
+    if (c->broken)
+        return;
+    if (c->len + len + 1 > c->cap) {
+        size_t cap = c->cap ? c->cap : 1024;
+        while (cap < c->len + len + 1)
+            cap *= 2;
+        char *nb = realloc(c->buf, cap);
+        if (nb == NULL) {
+            plx_pmisrv_fail(srv, rank, "out of memory buffering its PMI input");
+            return;
+        }
+        c->buf = nb;
+        c->cap = cap;
+    }
+    memcpy(c->buf + c->len, buf, len);
+    c->len += len;
+
+    for (size_t i = 0; i < c->len && !c->broken; i++) {
+        if (c->buf[i] != '\n')
+            continue;
+        c->buf[i] = '\0';
+        if (i > start && c->buf[i - 1] == '\r')
+            c->buf[i - 1] = '\0';
+        plx_pmisrv_line(srv, rank, c->buf + start);
+        start = i + 1;
+    }
+    if (c->broken) {
+        c->len = 0;
+        return;
+    }
+    memmove(c->buf, c->buf + start, c->len - start);
+    c->len -= start;
+    if (c->len > PLX_PMISRV_LINE_MAX)
+        plx_pmisrv_fail(srv, rank, "sent a PMI line longer than %d bytes", PLX_PMISRV_LINE_MAX);
+}
+
+void plx_pmisrv_closed(struct plx_pmisrv *srv, int rank)
+{
+    srv->conn[rank].closed = 1;
+}
+
+enum plx_pmisrv_state plx_pmisrv_state(const struct plx_pmisrv *srv, int rank)
+{
+    return srv->conn[rank].state;
+}
+
+int plx_pmisrv_barrier_waiting(const struct plx_pmisrv *srv)
+{
+    return srv->barrier_count;
+}

@@ -1,0 +1,70 @@
+/*
+ * PMI-1 server: the launcher side of the "simple PMI" text protocol that the
+ * ranks speak on PMI_FD (and that MPICH's Hydra speaks too).
+ *
+ * The server knows nothing about sockets or processes: the launcher feeds it
+ * the bytes it read from a rank's connection (plx_pmisrv_input) and the server
+ * answers through the send callback. This is what lets a per-host proxy relay
+ * lines later without touching the protocol code.
+ *
+ * Supported: init, get_maxes, get_appnum, get_universe_size, get_my_kvsname,
+ * put, get, barrier_in/barrier_out, finalize, abort. publish/lookup and the
+ * multi-line "mcmd=spawn" are answered with rc=-1 (not supported).
+ *
+ * Thread rules: single-threaded, called from the launcher's event loop.
+ */
+#ifndef PLX_PMI_SERVER_H
+#define PLX_PMI_SERVER_H
+
+#include <stddef.h>
+
+#define PLX_PMISRV_KVSNAME_MAX 256
+#define PLX_PMISRV_KEYLEN_MAX 64
+#define PLX_PMISRV_VALLEN_MAX 1024
+
+struct plx_pmisrv;
+
+/* Where a rank is in the PMI life cycle. */
+enum plx_pmisrv_state {
+    PLX_PMISRV_NONE = 0,        /* never said cmd=init: not an MPI program (yet) */
+    PLX_PMISRV_INIT,            /* initialized, not finalized */
+    PLX_PMISRV_FINALIZED,       /* cmd=finalize answered */
+    PLX_PMISRV_ABORTED,         /* sent cmd=abort */
+};
+
+struct plx_pmisrv_ops {
+    /* Deliver bytes to a rank; returns 0, or -1 when the rank is gone
+     * (the server then ignores that rank's replies). */
+    int (*send)(void *ctx, int rank, const char *buf, size_t len);
+    /* rank asked to end the job with exit code `code` (msg may be ""). */
+    void (*abort)(void *ctx, int rank, int code, const char *msg);
+    /* rank broke the protocol so badly that the job cannot go on. */
+    void (*error)(void *ctx, int rank, const char *what);
+};
+
+struct plx_pmisrv_cfg {
+    int size;                   /* ranks in the job */
+    int universe_size;
+    const int *appnum;          /* per rank: index of its MPMD section */
+    const char *kvsname;        /* unique per job */
+    const char *process_mapping;/* value of PMI_process_mapping, NULL: none */
+};
+
+/* NULL on allocation failure. The server copies what it needs from cfg. */
+struct plx_pmisrv *plx_pmisrv_create(const struct plx_pmisrv_cfg *cfg,
+                                     const struct plx_pmisrv_ops *ops, void *ctx);
+void plx_pmisrv_destroy(struct plx_pmisrv *srv);
+
+/* Bytes read from rank's connection: complete lines are executed, a partial
+ * line is kept for the next call. */
+void plx_pmisrv_input(struct plx_pmisrv *srv, int rank, const char *buf, size_t len);
+
+/* The rank's connection is closed: no more replies to it. */
+void plx_pmisrv_closed(struct plx_pmisrv *srv, int rank);
+
+enum plx_pmisrv_state plx_pmisrv_state(const struct plx_pmisrv *srv, int rank);
+
+/* How many ranks are waiting in barrier_in (for diagnostics). */
+int plx_pmisrv_barrier_waiting(const struct plx_pmisrv *srv);
+
+#endif

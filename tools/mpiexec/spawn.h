@@ -1,0 +1,48 @@
+/*
+ * Starting and stopping the ranks on this host.
+ *
+ * Each rank is forked into its own process group (so a signal reaches the
+ * rank and everything it started, and a terminal's Ctrl-C reaches only
+ * mpiexec, which forwards it), dies with mpiexec (PR_SET_PDEATHSIG), gets one
+ * end of a socketpair as PMI_FD and pipes for stdout/stderr. Whether exec
+ * worked is known before plx_spawn_start returns (close-on-exec status pipe).
+ *
+ * This is the part a per-host proxy will reuse; it knows nothing of PMI
+ * beyond handing over the socket, and nothing of output forwarding.
+ */
+#ifndef PLX_SPAWN_H
+#define PLX_SPAWN_H
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+struct plx_spawn_desc {
+    int rank;
+    int size;
+    int local_rank;             /* rank among the processes of this host */
+    int local_size;
+    char *const *argv;          /* argv[0]: program, searched in PATH */
+    char *const *env;           /* "NAME=VALUE" set in order (later wins), NULL-ended */
+    int stdin_fd;               /* becomes the child's stdin; -1: /dev/null */
+    const sigset_t *sigmask;    /* signal mask the program starts with */
+    const struct rlimit *nofile;/* RLIMIT_NOFILE the program starts with, or NULL */
+};
+
+struct plx_spawn_proc {
+    pid_t pid;                  /* also the process group id; 0: not running */
+    int pmi_fd;                 /* our end of the PMI socket (non-blocking) */
+    int out_fd;                 /* read ends of its stdout / stderr (non-blocking) */
+    int err_fd;
+};
+
+/* Starts one rank. Returns 0, or an errno value: the error was printed with
+ * the "mpiexec: " prefix and nothing is left running. All descriptors
+ * returned are close-on-exec. */
+int plx_spawn_start(const struct plx_spawn_desc *d, struct plx_spawn_proc *p);
+
+/* Sends sig to the rank's whole process group (group != 0) or to the rank's
+ * main process only. Harmless when the process is already gone. */
+void plx_spawn_signal(const struct plx_spawn_proc *p, int sig, int group);
+
+#endif
