@@ -8,7 +8,6 @@
  * -b makes them block in MPI_Wait instead (tests the library's wait policy).
  * Output rows: size_B bw_MBps
  */
-#include <time.h>
 #include "util.h"
 
 static const char usage[] =

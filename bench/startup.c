@@ -3,7 +3,7 @@
  * MPI_Finalize and prints everything after it returns. The comparison runner
  * adds the wall time of the whole job (launcher included), measured from
  * outside.
- * Output row: ranks init_max_us init_avg_us finalize_us
+ * Output row: ranks init_max_ms init_avg_ms finalize_ms
  */
 #include "util.h"
 
@@ -22,8 +22,8 @@ int main(int argc, char **argv)
         printf("# plexus-bench: startup\n");
         printf("# description: MPI_Init and MPI_Finalize time (ranks 0..N-1)\n");
         printf("# ranks: %d\n", n);
-        printf("# columns: ranks init_max_us init_avg_us finalize_us\n");
-        printf("%d %.1f %.1f %.1f\n", n, init_max, init_sum / n, fin_us);
+        printf("# columns: ranks init_max_ms init_avg_ms finalize_ms\n");
+        printf("%d %.3f %.3f %.3f\n", n, init_max / 1000, init_sum / n / 1000, fin_us / 1000);
         printf("# end\n");
         fflush(stdout);
     }

@@ -140,12 +140,11 @@ def case_tables(s: Summary, case: Case) -> List[str]:
         st = s.status(case.id, lib)
         if st != "ok":
             notes.append("- %s: %s" % (LABELS.get(lib, lib), st))
-    limit_label, _ = s.limit_series(case)
     for m in b.metrics:
         data = {lib: s.series(case.id, lib, m.column) for lib in libs}
-        _, limit = s.limit_series(case)
-        if limit_label:
-            limit = s.series(case.limit_refs()[0].bench, "limit", case.limit_refs()[0].column)
+        limit_label, limit = s.limit_series(case)
+        if limit_label and case.limit_refs()[0].column != m.column:
+            limit_label, limit = None, {}
         xs = sorted({x for d in data.values() for x in d})
         header = ["ranks" if b.x_label == "ranks" else "size"]
         for lib in libs:
@@ -330,8 +329,7 @@ def plot_all(s: Summary, plot_dir: str) -> List[Tuple[str, str]]:
             if m.unit != "%":
                 ax.set_yscale("log")
             ax.set_xlabel(b.x_label)
-            ax.set_ylabel("%s (%s)" % (m.label if len(group) == 1 else m.unit, m.unit)
-                          if len(group) == 1 else m.unit)
+            ax.set_ylabel("%s (%s)" % (m.label, m.unit) if len(group) == 1 else m.unit)
             title = case.title
             if len(group) > 1:
                 title += "\n" + " vs ".join(b.metric(c).label for c in group)

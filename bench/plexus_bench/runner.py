@@ -358,7 +358,7 @@ class Runner:
         merged = parse.merge_outputs(outputs)
         if case.bench.ranks == "startup" and merged.rows and len(merged.rows) == len(
                 rec.launches):
-            parse.add_column(merged, "job_wall_us", [l.wall_s * 1e6 for l in rec.launches])
+            parse.add_column(merged, "job_wall_ms", [l.wall_s * 1e3 for l in rec.launches])
         rec.output = merged
         rec.status, rec.reason = classify(rec.launches, merged)
         if rec.status == TIMEOUT:

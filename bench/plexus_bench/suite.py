@@ -143,9 +143,9 @@ BENCHMARKS: Tuple[Benchmark, ...] = (
               quick=("-m", "4K:16M", "-i", "20", "-x", "2", "-I", "5", "-X", "1")),
     # start-up
     Benchmark("startup", "startup.c", "startup", "Start-up: MPI_Init + MPI_Finalize",
-              (Metric("job_wall_us", "job wall time (launcher included)", "us", "lower"),
-               Metric("init_max_us", "MPI_Init, slowest rank", "us", "lower"),
-               Metric("finalize_us", "MPI_Finalize, rank 0", "us", "lower")),
+              (Metric("job_wall_ms", "job wall time (launcher included)", "ms", "lower"),
+               Metric("init_max_ms", "MPI_Init, slowest rank", "ms", "lower"),
+               Metric("finalize_ms", "MPI_Finalize, rank 0", "ms", "lower", plot=False)),
               ranks="startup", x_label="ranks"),
     # connection scaling
     Benchmark("conn_scaling", "conn_scaling.c", "conn",

@@ -76,14 +76,16 @@ static int plx_attr_get_predefined(int keyval, void **val_p)
     return 1;
 }
 
-/* Decodes a communicator keyval; `action` names what a predefined one
- * cannot undergo ("set"), NULL when predefined ones are fine. */
+/* Decodes a communicator keyval. `action` names what a predefined keyval
+ * cannot undergo ("set"), NULL when predefined ones are fine. A keyval the
+ * user already freed still names its attributes until they are deleted
+ * (MPI 3.1 section 6.7.2), so get and delete accept it (allow_freed). */
 static int plx_attr_keyval(struct plx_comm *c, int keyval, struct plx_keyval **kv_p, const char *action,
-                           const char *fn, const char *arg)
+                           int allow_freed, const char *fn, const char *arg)
 {
     struct plx_keyval *kv = plx_obj_lookup(&plx_keyval_tab, keyval);
     *kv_p = NULL;
-    if (!kv || kv->freed)
+    if (!kv || (kv->freed && !allow_freed))
         return plx_api_err(c, fn, MPI_ERR_KEYVAL, "argument '%s' is %s keyval (0x%x)", arg,
                            keyval == MPI_KEYVAL_INVALID ? "the invalid" : kv ? "a freed" : "not a",
                            (unsigned)keyval);
@@ -151,7 +153,7 @@ static int plx_attr_free_keyval(int *keyval, const char *fn)
         goto out;
     }
     struct plx_keyval *kv;
-    if ((rc = plx_attr_keyval(NULL, *keyval, &kv, "freed", fn, "keyval")))
+    if ((rc = plx_attr_keyval(NULL, *keyval, &kv, "freed", 0, fn, "keyval")))
         goto out;
     kv->freed = 1;              /* attributes still using it keep it alive */
     plx_keyval_release(kv);
@@ -179,7 +181,7 @@ static int plx_attr_put(MPI_Comm comm, int keyval, void *attribute_val, const ch
     struct plx_keyval *kv;
     int rc;
     plx_api_lock();
-    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, keyval, &kv, "set", fn, "keyval")))
+    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, keyval, &kv, "set", 0, fn, "keyval")))
         goto out;
     rc = plx_attr_set(&c->attrs, c->obj.handle, kv, attribute_val);
     if (rc != MPI_SUCCESS)
@@ -207,7 +209,7 @@ static int plx_attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *fla
     struct plx_keyval *kv;
     int rc;
     plx_api_lock();
-    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, keyval, &kv, NULL, fn, "keyval")))
+    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, keyval, &kv, NULL, 1, fn, "keyval")))
         goto out;
     if (!attribute_val) {
         rc = plx_api_null_arg(c, fn, "attribute_val");
@@ -248,7 +250,7 @@ static int plx_attr_del(MPI_Comm comm, int keyval, const char *fn)
     struct plx_keyval *kv;
     int rc;
     plx_api_lock();
-    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, keyval, &kv, "deleted", fn, "keyval")))
+    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, keyval, &kv, "deleted", 1, fn, "keyval")))
         goto out;
     rc = plx_attr_delete(&c->attrs, c->obj.handle, kv);
     if (rc != MPI_SUCCESS)

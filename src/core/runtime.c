@@ -169,9 +169,11 @@ plx_status_t plx_runtime_finalize(void)
 {
     /* Everyone stops sending before anyone tears down: after this barrier
      * no packet is in flight to us that anyone still waits on. */
+    /* MPI_COMM_SELF's attributes are deleted first, while MPI still works
+     * (MPI 3.1 section 8.7.1): libraries hook their clean-up there. */
+    plx_comm_finalize_builtins();
     plx_status_t st = plx_coll_barrier(plx_comm_world, PLX_COLL_TAG_DEFAULT);
     plx_rt.finalized = 1;
-    plx_comm_finalize_builtins();
     plx_pt2pt_finalize();
     for (int i = 0; i < plx_route_ntransports; i++)
         plx_route_transports[i]->finalize();

@@ -111,15 +111,13 @@ int main(int argc, char **argv)
     check_get(info, keys[4], "a much longer value than the one it replaces, 0123456789",
               "overwritten with a longer value");
 
-    /* Info_get with valuelen smaller than the value: truncated, still terminated.
-     * MPI-3.1 9 says no more; MPICH 4.0 also returns MPI_ERR_INFO_VALUE, so that
-     * class is tolerated (the truncated value and flag are checked either way). */
+    /* Info_get with valuelen smaller than the value: truncated, still terminated,
+     * and not an error (MPI-3.1 9; MPICH 4.0 truncates but returns MPI_ERR_INFO_VALUE). */
     memset(val, 'z', sizeof val);
     {
-        int rc = MPI_Info_get(info, keys[4], 6, val, &flag), cls = MPI_SUCCESS;
-        MPI_Error_class(rc, &cls);
-        PLX_CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_INFO_VALUE,
-                  "Info_get truncating: error class %d is MPI_SUCCESS (or MPI_ERR_INFO_VALUE)", cls);
+        int rc = MPI_Info_get(info, keys[4], 6, val, &flag);
+        if (!plx_lib_is("MPICH Version:"))
+            PLX_CHECK_EQ(rc, MPI_SUCCESS, "Info_get truncating the value succeeds");
     }
     PLX_CHECK_EQ(flag, 1, "truncated get finds the key");
     PLX_CHECK_STR(val, "a much", "Info_get truncates to valuelen characters");

@@ -46,11 +46,10 @@
 #include "core/runtime.h"
 #include "pm/pm.h"
 #include "pt2pt/pt2pt.h"
+#include "transport/shm/ring.h"
 #include "transport/shm/shm.h"
 
 #define PLX_SHM_MAGIC 0x504c5853u      /* "PLXS" */
-#define PLX_SHM_REC_ALIGN 64
-#define PLX_SHM_WRAP 0                 /* record type of a wrap marker */
 #define PLX_SHM_PAGE 4096
 
 struct plx_shm_seg_hdr {
@@ -62,25 +61,11 @@ struct plx_shm_seg_hdr {
     uint64_t probe_addr;               /* address of owner's plx_shm_probe_word */
 };
 
-struct plx_shm_ring {
-    _Alignas(64) _Atomic uint64_t head;
-    char pad0[64 - sizeof(uint64_t)];
-    _Alignas(64) _Atomic uint64_t tail;
-    char pad1[64 - sizeof(uint64_t)];
-};
-
 struct plx_shm_peer {
     int lpid;
     struct plx_shm_seg_hdr *seg;       /* peer's segment */
-    /* as producer, into the peer's ring for me */
-    struct plx_shm_ring *out;
-    uint8_t *out_data;
-    uint64_t out_head;
-    uint64_t out_tail_cache;
-    /* as consumer, of my ring written by this peer */
-    struct plx_shm_ring *in;
-    uint8_t *in_data;
-    uint64_t in_tail;
+    struct plx_ring_prod out;          /* into the peer's ring for me */
+    struct plx_ring_cons in;           /* my ring written by this peer */
     struct sockaddr_un bell;
     socklen_t bell_len;
 };
@@ -88,7 +73,6 @@ struct plx_shm_peer {
 static struct {
     int nlocal;
     size_t ring_size;
-    uint64_t mask;
     size_t seg_size;
     struct plx_shm_peer *peers;        /* by local index */
     int *local_of_lpid;                /* world rank -> local index or -1 */
@@ -102,12 +86,12 @@ static const uint64_t plx_shm_probe_word = 0x706c65787573636dull;
 
 static size_t plx_shm_ring_stride(void)
 {
-    return PLX_SHM_PAGE + plx_shm.ring_size;  /* one page of head/tail, then data */
+    return PLX_RING_CTRL + plx_shm.ring_size;
 }
 
-static struct plx_shm_ring *plx_shm_ring_at(struct plx_shm_seg_hdr *seg, int i)
+static void *plx_shm_ring_at(struct plx_shm_seg_hdr *seg, int i)
 {
-    return (struct plx_shm_ring *)((char *)seg + PLX_SHM_PAGE + (size_t)i * plx_shm_ring_stride());
+    return (char *)seg + PLX_SHM_PAGE + (size_t)i * plx_shm_ring_stride();
 }
 
 static void plx_shm_bell_addr(int lpid, struct sockaddr_un *a, socklen_t *len)
@@ -132,38 +116,15 @@ static int plx_shm_reaches(int lpid)
 
 static size_t plx_shm_max_packet(void)
 {
-    return plx_shm.ring_size / 4;
+    return sizeof(struct plx_hdr) + plx_ring_max_payload(plx_shm.ring_size);
 }
 
 static plx_status_t plx_shm_send(int lpid, const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt)
 {
     struct plx_shm_peer *p = &plx_shm.peers[plx_shm.local_of_lpid[lpid]];
-    size_t plen = 0;
-    for (int i = 0; i < iovcnt; i++)
-        plen += iov[i].iov_len;
-    uint64_t need = PLX_ALIGN_UP(sizeof *hdr + plen, PLX_SHM_REC_ALIGN);
-    uint64_t pos = p->out_head & plx_shm.mask;
-    uint64_t contig = plx_shm.ring_size - pos;
-    uint64_t total = need <= contig ? need : contig + need;
-    if (p->out_head + total - p->out_tail_cache > plx_shm.ring_size) {
-        p->out_tail_cache = atomic_load_explicit(&p->out->tail, memory_order_acquire);
-        if (p->out_head + total - p->out_tail_cache > plx_shm.ring_size)
-            return PLX_BUSY;
-    }
-    if (need > contig) {
-        struct plx_hdr *w = (struct plx_hdr *)(p->out_data + pos);
-        w->type = PLX_SHM_WRAP;
-        pos = 0;
-    }
-    uint8_t *rec = p->out_data + pos;
-    memcpy(rec, hdr, sizeof *hdr);
-    uint8_t *d = rec + sizeof *hdr;
-    for (int i = 0; i < iovcnt; i++) {
-        memcpy(d, iov[i].iov_base, iov[i].iov_len);
-        d += iov[i].iov_len;
-    }
-    p->out_head += total;
-    atomic_store_explicit(&p->out->head, p->out_head, memory_order_release);
+    plx_status_t st = plx_ring_write(&p->out, hdr, iov, iovcnt);
+    if (st != PLX_OK)
+        return st;
     atomic_thread_fence(memory_order_seq_cst);
     if (plx_unlikely(atomic_load_explicit(&p->seg->sleeping, memory_order_relaxed)))
         plx_shm_ring_bell(p);
@@ -175,22 +136,15 @@ static int plx_shm_poll(void)
     int work = 0;
     for (int i = 0; i < plx_shm.nlocal; i++) {
         struct plx_shm_peer *p = &plx_shm.peers[i];
-        uint64_t head = atomic_load_explicit(&p->in->head, memory_order_acquire);
-        if (head == p->in_tail)
+        const struct plx_hdr *h = plx_ring_peek(&p->in);
+        if (!h)
             continue;
-        while (p->in_tail != head) {
-            uint64_t pos = p->in_tail & plx_shm.mask;
-            const struct plx_hdr *h = (const struct plx_hdr *)(p->in_data + pos);
-            if (h->type == PLX_SHM_WRAP) {
-                p->in_tail += plx_shm.ring_size - pos;
-                continue;
-            }
-            uint64_t rec = PLX_ALIGN_UP(sizeof *h + h->len, PLX_SHM_REC_ALIGN);
+        do {
             plx_pt2pt_dispatch(p->lpid, h, h + 1);
-            p->in_tail += rec;
-            atomic_store_explicit(&p->in->tail, p->in_tail, memory_order_release);
+            plx_ring_consume(&p->in, h);
             work++;
-        }
+        } while ((h = plx_ring_peek(&p->in)) != NULL);
+        /* the producer may be asleep waiting for room */
         atomic_thread_fence(memory_order_seq_cst);
         if (atomic_load_explicit(&p->seg->sleeping, memory_order_relaxed) && i != plx_procs.my_local_index)
             plx_shm_ring_bell(p);
@@ -333,10 +287,8 @@ static plx_status_t plx_shm_map_peer(int li)
             return PLX_ERR_ARG;
         }
     }
-    p->out = plx_shm_ring_at(p->seg, plx_procs.my_local_index);
-    p->out_data = (uint8_t *)p->out + PLX_SHM_PAGE;
-    p->in = plx_shm_ring_at(plx_shm.my_seg, li);
-    p->in_data = (uint8_t *)p->in + PLX_SHM_PAGE;
+    plx_ring_prod_init(&p->out, plx_shm_ring_at(p->seg, plx_procs.my_local_index), plx_shm.ring_size);
+    plx_ring_cons_init(&p->in, plx_shm_ring_at(plx_shm.my_seg, li), plx_shm.ring_size);
     plx_shm_bell_addr(p->lpid, &p->bell, &p->bell_len);
     return PLX_OK;
 }
@@ -373,7 +325,6 @@ plx_status_t plx_shm_init(void)
         plx_warn("PLEXUS_SHM_RING_SIZE=%zu must be a power of two of at least 16K", plx_shm.ring_size);
         return PLX_ERR_ARG;
     }
-    plx_shm.mask = plx_shm.ring_size - 1;
     plx_shm.seg_size = PLX_SHM_PAGE + (size_t)plx_shm.nlocal * plx_shm_ring_stride();
     plx_shm.peers = plx_calloc((size_t)plx_shm.nlocal, sizeof *plx_shm.peers);
     plx_shm.local_of_lpid = plx_malloc((size_t)plx_procs.n * sizeof(int));

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs every system package Plexus needs to build and test (Debian 12,
+# as root). Packages already present are skipped, so this is cheap to rerun.
+#   build:  gcc, make, cmake, pkg-config
+#   tests:  python3 + pytest (launcher/system tests), iproute2 (test hosts in
+#           network namespaces), mpich (mpiexec.hydra: our binaries must run
+#           under MPICH's launcher too)
+#   bench:  openmpi + mpich (side-by-side comparison), matplotlib (plots)
+set -euo pipefail
+pkgs=(gcc make cmake pkg-config python3 python3-pytest iproute2 procps mpich libmpich-dev)
+if [ "${1:-}" = "--bench" ]; then
+    pkgs+=(openmpi-bin libopenmpi-dev python3-matplotlib)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+    echo "install-deps: need root to install: ${missing[*]}" >&2
+    exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${missing[@]}" >/dev/null
