@@ -443,22 +443,17 @@ plx_status_t plx_pm_init(struct plx_pm_info *info_p)
 /* ---- key-value space ------------------------------------------------------ */
 
 /* The PMI-1 line format splits on spaces and ends at a newline; keys also end
- * at '='. Refuse what cannot travel rather than corrupt it. */
+ * at '='. Refuse what cannot travel rather than corrupt it (silently: the
+ * caller knows what it tried to publish and reports it). */
 static plx_status_t plx_pmi1_check_kv(const char *key, const char *val)
 {
     size_t klen = strlen(key);
 
-    if (klen == 0 || klen >= (size_t)plx_pm.keylen_max || strpbrk(key, " =\n\r\t") != NULL) {
-        plx_pmi1_err("invalid key \"%.80s\": 1..%d characters, no spaces or '='", key,
-                     plx_pm.keylen_max - 1);
+    if (klen == 0 || klen >= (size_t)plx_pm.keylen_max || strpbrk(key, " =\n\r\t") != NULL)
         return PLX_ERR_ARG;
-    }
     if (val != NULL
-        && (strlen(val) >= (size_t)plx_pm.vallen_max || strpbrk(val, " \n\r\t") != NULL)) {
-        plx_pmi1_err("invalid value for key %s (%zu characters): at most %d, no spaces or "
-                     "newlines", key, strlen(val), plx_pm.vallen_max - 1);
+        && (strlen(val) >= (size_t)plx_pm.vallen_max || strpbrk(val, " \n\r\t") != NULL))
         return PLX_ERR_ARG;
-    }
     return PLX_OK;
 }
 

@@ -544,6 +544,11 @@ static void plx_mpiexec_rank_exited(int rank, int signaled, int status)
     rk->pmi_lost_at = 0;
     plx_mpiexec.nexited++;
 
+    /* What the rank wrote before it ended comes before our verdict. */
+    if (rk->out.fd >= 0)
+        plx_iofwd_pump(&rk->out, plx_mpiexec_now());
+    if (rk->err.fd >= 0)
+        plx_iofwd_pump(&rk->err, plx_mpiexec_now());
     /* An abort or finalize may still sit in the socket: run it first. */
     plx_mpiexec_pmi_readable(rank, plx_mpiexec_now());
     plx_mpiexec_pmi_close(rank);
