@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="shm and/or tcp (Plexus: PLEXUS_TRANSPORTS)")
     p.add_argument("--ranks", type=_ints, default=None,
                    help="rank counts for collectives and multi-pair rate "
-                        "(more than the cores = oversubscribed) [default: 2,4; quick: 4]")
+                        "(more than the cores = oversubscribed) [default: 2,4; quick: 2,4]")
     p.add_argument("--startup-ranks", type=_ints, default=None,
                    help="rank counts for the start-up benchmark [default: 2,4,8; quick: 2,8]")
     p.add_argument("--idle-peers", type=_ints, default=None,
@@ -94,7 +94,7 @@ def main(argv=None) -> int:
         return 0
     quick = args.quick
     reps = args.reps if args.reps is not None else (3 if quick else 5)
-    ranks = args.ranks or ([4] if quick else [2, 4])
+    ranks = args.ranks or [2, 4]
     startup_ranks = args.startup_ranks or ([2, 8] if quick else [2, 4, 8])
     idle = args.idle_peers if args.idle_peers is not None else ([2] if quick else [0, 6])
     timeout = args.timeout or (40.0 if quick else 180.0)
@@ -165,6 +165,7 @@ def main(argv=None) -> int:
                              [l.name for l in libs])
     meta = {
         "command": command, "date": report.now(), "quick": quick, "settings": settings,
+        "cores": cfg.cores,
         "machine": report.machine_info(), "run_seconds": runner.run_seconds,
         "total_seconds": time.time() - t_start,
         "libraries": {l.name: {"label": l.label, "mpicc": l.mpicc, "launcher": l.launcher,
@@ -178,7 +179,8 @@ def main(argv=None) -> int:
                    "transports": args.transport, "ranks": ranks, "startup_ranks": startup_ranks,
                    "idle_peers": idle, "cores": cfg.cores},
         "cases": [{"id": c.id, "bench": c.bench.name, "transport": c.transport,
-                   "launches": list(c.launches), "args": c.args(quick), "title": c.title}
+                   "launches": list(c.launches), "args": c.args(quick, cfg.cores),
+                   "oversubscribed": c.oversubscribed(cfg.cores), "title": c.title}
                   for c in cases],
         "builds": {"%s/%s" % k: {"ok": v.ok, "exe": v.exe, "reason": v.reason}
                    for k, v in runner.builds.items()},

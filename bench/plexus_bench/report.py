@@ -595,9 +595,12 @@ def render_markdown(s: Summary, meta: dict, plots: Dict[str, List[str]], plot_pr
         for c in cases:
             L.append("#### %s" % c.title)
             L.append("")
-            L.append("`%s`%s" % (" ".join([c.bench.exe] + c.args(meta.get("quick", False))),
-                                 "" if c.bench.ranks == "startup" else
-                                 ", %d ranks" % c.launches[0]))
+            cores = meta.get("cores", 0)
+            L.append("`%s`%s%s" % (
+                " ".join([c.bench.exe] + c.args(meta.get("quick", False), cores)),
+                "" if c.bench.ranks == "startup" else ", %d ranks" % c.launches[0],
+                " (oversubscribed: more ranks than the %d cores)" % cores
+                if cores and c.oversubscribed(cores) and c.bench.ranks != "startup" else ""))
             L.append("")
             for name in plots.get(c.id, []):
                 L.append("![%s](%s%s)" % (name, plot_prefix, name))

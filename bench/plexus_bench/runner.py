@@ -258,9 +258,9 @@ def build_all(libs: List[Library], cases: List[Case], build_dir: str,
 
 def _gist(text: str, limit: int = 160) -> str:
     """The most telling line of a compiler's or a job's error output."""
-    lines = [l.strip() for l in text.splitlines() if l.strip()]
-    for word in ("error", "Error", "ERROR", "fatal", "abort", "Abort", "failed", "not found",
-                 "No such"):
+    lines = [l.strip() for l in text.splitlines() if l.strip() and "collect2" not in l]
+    for word in ("undefined reference", "error:", "Error", "ERROR", "fatal", "abort", "Abort",
+                 "failed", "not found", "No such", "error"):
         for l in lines:
             if word in l:
                 return l[:limit]
@@ -368,8 +368,8 @@ class Runner:
 
     def launch(self, lib: Library, case: Case, exe: str, nranks: int, rep: int) -> Launch:
         oversub = nranks > self.cfg.cores
-        cmd, env_add = lib.run_cmd(exe, case.args(self.cfg.quick), nranks, case.transport,
-                                   oversub)
+        cmd, env_add = lib.run_cmd(exe, case.args(self.cfg.quick, self.cfg.cores), nranks,
+                                   case.transport, oversub)
         env = dict(os.environ)
         env.update(env_add)
         launch = Launch(nranks, cmd, env_add)

@@ -37,6 +37,10 @@ class Benchmark:
     args: Tuple[str, ...] = ()  # always passed
     full: Tuple[str, ...] = ()  # sizes/iterations for a full run
     quick: Tuple[str, ...] = ()  # ... and for --quick
+    # replacements when there are more ranks than cores: a library that
+    # busy-polls then takes a scheduler time slice per step (~10 ms here)
+    full_oversub: Tuple[str, ...] = ()
+    quick_oversub: Tuple[str, ...] = ()
     ranks: str = "pair"  # pair | many | even | startup | conn | none
     x_label: str = "message size (bytes)"
     # transport -> limit lines drawn on plots (first one also in the table)
@@ -86,6 +90,8 @@ BW_FULL = ("-m", "16M", "-i", "200", "-x", "20", "-I", "20", "-X", "2")
 BW_QUICK = ("-m", "16M", "-i", "50", "-x", "5", "-I", "5", "-X", "1")
 COLL_FULL = ("-m", "1M", "-i", "1000", "-x", "100", "-I", "100", "-X", "10")
 COLL_QUICK = ("-m", "256K", "-i", "100", "-x", "10", "-I", "10", "-X", "2")
+COLL_FULL_OVER = ("-m", "1M", "-i", "100", "-x", "10", "-I", "10", "-X", "2")
+COLL_QUICK_OVER = ("-m", "64K", "-i", "20", "-x", "2", "-I", "5", "-X", "1")
 RMA_FULL = ("-m", "16M", "-i", "1000", "-x", "100", "-I", "100", "-X", "10")
 RMA_QUICK = ("-m", "4M", "-i", "100", "-x", "10", "-I", "10", "-X", "2")
 
@@ -101,18 +107,25 @@ BENCHMARKS: Tuple[Benchmark, ...] = (
               (Metric("msgs_per_s", "message rate", "msg/s", "higher"),
                Metric("bw_MBps", "aggregate bandwidth", "MB/s", "higher")),
               full=("-m", "1M", "-i", "200", "-x", "20", "-I", "20", "-X", "2"),
-              quick=("-m", "64K", "-i", "50", "-x", "5", "-I", "5", "-X", "1"), ranks="even"),
+              quick=("-m", "64K", "-i", "50", "-x", "5", "-I", "5", "-X", "1"), ranks="even",
+              full_oversub=("-m", "1M", "-i", "50", "-x", "5", "-I", "5", "-X", "1"),
+              quick_oversub=("-m", "64K", "-i", "10", "-x", "1", "-I", "2", "-X", "1")),
     # collectives
     Benchmark("allreduce", "allreduce.c", "coll", "MPI_Allreduce (MPI_SUM, float)", COLL,
-              full=COLL_FULL, quick=COLL_QUICK, ranks="many"),
+              full=COLL_FULL, quick=COLL_QUICK, ranks="many",
+              full_oversub=COLL_FULL_OVER, quick_oversub=COLL_QUICK_OVER),
     Benchmark("bcast", "bcast.c", "coll", "MPI_Bcast", COLL,
-              full=COLL_FULL, quick=COLL_QUICK, ranks="many"),
+              full=COLL_FULL, quick=COLL_QUICK, ranks="many",
+              full_oversub=COLL_FULL_OVER, quick_oversub=COLL_QUICK_OVER),
     Benchmark("barrier", "barrier.c", "coll", "MPI_Barrier", COLL,
-              full=("-i", "10000", "-x", "100"), quick=("-i", "1000", "-x", "50"), ranks="many"),
+              full=("-i", "10000", "-x", "100"), quick=("-i", "1000", "-x", "50"), ranks="many",
+              full_oversub=("-i", "1000", "-x", "10"), quick_oversub=("-i", "100", "-x", "5")),
     Benchmark("alltoall", "alltoall.c", "coll", "MPI_Alltoall (size per peer)", COLL,
-              full=COLL_FULL, quick=COLL_QUICK, ranks="many"),
+              full=COLL_FULL, quick=COLL_QUICK, ranks="many",
+              full_oversub=COLL_FULL_OVER, quick_oversub=COLL_QUICK_OVER),
     Benchmark("allgather", "allgather.c", "coll", "MPI_Allgather (size per rank)", COLL,
-              full=COLL_FULL, quick=COLL_QUICK, ranks="many"),
+              full=COLL_FULL, quick=COLL_QUICK, ranks="many",
+              full_oversub=COLL_FULL_OVER, quick_oversub=COLL_QUICK_OVER),
     # one-sided
     Benchmark("put_fence", "rma_latency.c", "rma", "MPI_Put + MPI_Win_fence", (LAT,),
               args=("-o", "put", "-s", "fence"), full=RMA_FULL, quick=RMA_QUICK),
@@ -228,9 +241,15 @@ class Case:
             where = "%s, %d ranks" % (self.transport, self.launches[0])
         return "%s — %s" % (b.title, where)
 
-    def args(self, quick: bool) -> List[str]:
+    def oversubscribed(self, cores: int) -> bool:
+        return max(self.launches) > cores
+
+    def args(self, quick: bool, cores: int = 0) -> List[str]:
         b = self.bench
-        return list(b.args) + list(b.quick if quick else b.full) + list(self.extra)
+        sizes = b.quick if quick else b.full
+        if cores and self.oversubscribed(cores):
+            sizes = (b.quick_oversub if quick else b.full_oversub) or sizes
+        return list(b.args) + list(sizes) + list(self.extra)
 
     def limit_refs(self) -> Sequence[LimitRef]:
         return self.bench.limits.get(self.transport, ())

@@ -299,9 +299,10 @@ static plx_status_t plx_pmi1_check_foreign(void)
         const char *v = getenv(plx_pmi1_foreign[i].var);
         if (v == NULL)
             continue;
-        plx_pmi1_err("started by %s (%s=%s seen, but no PMI_FD); refusing to run as a "
-                     "singleton. %s.",
-                     plx_pmi1_foreign[i].who, plx_pmi1_foreign[i].var, v,
+        plx_pmi1_err("%s=%s is set but PMI_FD is not: this process was started by %s. "
+                     "Refusing to run as a singleton (that would start N copies of rank 0). "
+                     "%s.",
+                     plx_pmi1_foreign[i].var, v, plx_pmi1_foreign[i].who,
                      plx_pmi1_foreign[i].advice);
         return PLX_ERR_PM;
     }

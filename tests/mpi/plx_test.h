@@ -245,6 +245,22 @@ static inline long long plx_verify(const void *buf, size_t n, uint32_t seed)
                           plx_pattern_byte(plx_s_, (size_t)plx_o_));                               \
     } while (0)
 
+/* got[0..n) == expected[0..n), reporting the first differing byte. */
+#define PLX_CHECK_MEM(got, expected, n, what)                                                      \
+    do {                                                                                           \
+        const unsigned char *plx_g_ = (const unsigned char *)(got);                                \
+        const unsigned char *plx_e_ = (const unsigned char *)(expected);                           \
+        size_t plx_i_ = 0, plx_n_ = (n);                                                           \
+        while (plx_i_ < plx_n_ && plx_g_[plx_i_] == plx_e_[plx_i_])                                \
+            plx_i_++;                                                                              \
+        if (plx_i_ == plx_n_)                                                                      \
+            plx_test_pass();                                                                       \
+        else                                                                                       \
+            plx_test_fail(__FILE__, __LINE__, "%s: data of %zu bytes wrong at offset %zu (got "    \
+                          "0x%02x, expected 0x%02x)", what, plx_n_, plx_i_, plx_g_[plx_i_],        \
+                          plx_e_[plx_i_]);                                                         \
+    } while (0)
+
 /* Every byte of buf[0..n) equals c (guard regions, untouched buffers). */
 #define PLX_CHECK_BYTES(buf, n, c, what)                                                           \
     do {                                                                                           \

@@ -26,6 +26,6 @@ int main(void)
             g.tag == 0x7fffffff && g.seq == 0xffffffffu && g.len == (1ull << 40) + 3 && g.sreq == ~0ull,
             "round trip");
     T_CHECK(sizeof(struct plx_rts) == 16, "RTS payload is %zu bytes", sizeof(struct plx_rts));
-    T_CHECK(PLX_PKT_EAGER != 0, "type 0 is reserved for the ring's wrap marker");
+    T_CHECK(PLX_PKT_EAGER != 0 && PLX_PKT_TYPE_MAX < 0xff, "types 0 (empty ring slot) and 0xff (wrap) are reserved");
     T_DONE("header");
 }
