@@ -119,6 +119,12 @@ static int plx_api_send(const void *buf, int count, MPI_Datatype dtype, int dest
     struct plx_datatype *dt = NULL;
     plx_api_lock();
     int rc = plx_api_p2p_check(comm, buf, count, dtype, dest, tag, PLX_DIR_SEND, fn, &c, &dt);
+    if (rc == MPI_SUCCESS && mode == PLX_MODE_STD && dt->contig && dest != MPI_PROC_NULL &&
+        plx_pt2pt_send_inline(c, c->context_id, (const char *)buf + dt->true_lb, (size_t)count * (size_t)dt->size,
+                              dest, tag) == PLX_OK) {
+        plx_api_unlock();
+        return MPI_SUCCESS;
+    }
     if (rc == MPI_SUCCESS) {
         struct plx_request *r = plx_api_p2p_request(PLX_REQ_SEND, c, buf, count, dt, dest, tag, mode);
         rc = plx_api_send_start(r, fn);
@@ -143,7 +149,8 @@ int PMPI_Ssend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag
 
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag, MPI_Comm comm)
 {
-    return plx_api_send(buf, count, dtype, dest, tag, comm, PLX_MODE_READY, "MPI_Rsend");
+    /* the receive is posted (the program's promise), so standard mode is exact */
+    return plx_api_send(buf, count, dtype, dest, tag, comm, PLX_MODE_STD, "MPI_Rsend");
 }
 
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag, MPI_Comm comm)
@@ -159,12 +166,24 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dtype, int source, int tag, MPI
     plx_api_lock();
     int rc = plx_api_p2p_check(comm, buf, count, dtype, source, tag, PLX_DIR_RECV, fn, &c, &dt);
     if (rc == MPI_SUCCESS) {
-        struct plx_request *r = plx_api_p2p_request(PLX_REQ_RECV, c, buf, count, dt, source, tag, 0);
-        rc = plx_api_recv_start(r, fn);
-        if (rc == MPI_SUCCESS)
-            rc = plx_api_wait_one(r, status, fn);
-        else
-            plx_request_free(r);
+        /* a blocking receive needs no handle: its request lives on the stack */
+        struct plx_request r;
+        plx_request_init_stack(&r, PLX_REQ_RECV, c);
+        r.buf = buf;
+        r.count = count;
+        r.dt = dt;
+        r.rank = source;
+        r.tag = tag;
+        r.ctx = c->context_id;
+        rc = plx_api_recv_start(&r, fn);
+        if (rc == MPI_SUCCESS) {
+            plx_request_blocking = &r;
+            plx_progress_wait_req(&r);
+            plx_request_blocking = NULL;
+            plx_request_status(&r, status);
+            if (r.st_error != MPI_SUCCESS)
+                rc = plx_api_err_code(c, r.st_error);
+        }
     }
     plx_api_unlock();
     return rc;

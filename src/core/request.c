@@ -22,6 +22,17 @@ struct plx_request *plx_request_new(int kind, struct plx_comm *comm)
     return r;
 }
 
+struct plx_request *plx_request_blocking;
+
+void plx_request_init_stack(struct plx_request *r, int kind, struct plx_comm *comm)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = (uint8_t)kind;
+    r->comm = comm;
+    plx_list_init(&r->link);
+    plx_list_init(&r->sq.link);
+}
+
 void bsend_release_block(void *block);   /* api/bsend.c */
 
 void plx_request_complete(struct plx_request *r)
@@ -86,6 +97,8 @@ void plx_request_dump_pending(void)
     int n = 0;
     plx_warn("waiting in MPI; pending requests:");
     plx_obj_foreach(&plx_request_tab, plx_request_dump_one, &n);
+    if (plx_request_blocking)
+        plx_request_dump_one(plx_request_blocking, &n);
     if (n == 0)
         plx_warn("  (no pending requests)");
 }

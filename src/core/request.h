@@ -76,6 +76,11 @@ struct plx_request {
 extern struct plx_objtab plx_request_tab;
 
 struct plx_request *plx_request_new(int kind, struct plx_comm *comm);
+/* A request on the caller's stack for a blocking call: no handle, and the
+ * caller keeps comm alive; set plx_request_blocking while waiting so that
+ * the --timeout dump shows it. */
+void plx_request_init_stack(struct plx_request *r, int kind, struct plx_comm *comm);
+extern struct plx_request *plx_request_blocking;
 /* Called when cc reaches 0 by the layer that completed it. */
 void plx_request_complete(struct plx_request *r);
 /* Drops the request (handle invalid afterwards). */

@@ -269,6 +269,23 @@ plx_status_t plx_pt2pt_send_start(struct plx_request *r)
     return PLX_OK;
 }
 
+plx_status_t plx_pt2pt_send_inline(struct plx_comm *c, int ctx, const void *data, size_t bytes, int rank, int tag)
+{
+    int lpid = c->lpids[rank];
+    struct plx_peer *p = plx_p2p.peers[lpid];
+    size_t cost = bytes + PLX_EAGER_OVERHEAD;
+    if (plx_unlikely(!p || !plx_list_empty(&p->sendq) || bytes > p->eager_max || p->credits < cost))
+        return PLX_BUSY;
+    struct plx_hdr h = { .type = PLX_PKT_EAGER, .ctx = (uint16_t)ctx, .src = c->rank, .tag = tag,
+                         .seq = p->send_seq, .len = bytes };
+    struct iovec iov = { (void *)data, bytes };
+    if (p->tp->send(lpid, &h, &iov, bytes ? 1 : 0) != PLX_OK)
+        return PLX_BUSY;
+    p->credits -= cost;
+    p->send_seq++;
+    return PLX_OK;
+}
+
 static void plx_recv_set_error(struct plx_request *r, int errclass, const char *what)
 {
     r->st_error = plx_err_make(errclass, "rank %d: receive from rank %d (tag %d) on %s: %s", plx_procs.my_lpid,

@@ -27,6 +27,12 @@
 plx_status_t plx_pt2pt_init(void);
 void plx_pt2pt_finalize(void);
 
+/* Fast path of a blocking standard-mode send of contiguous data: sends it
+ * eagerly right now if nothing is queued to the peer, the size is eager and
+ * credit allows; PLX_OK when done (no request needed), PLX_BUSY otherwise
+ * (the caller takes the request path). */
+plx_status_t plx_pt2pt_send_inline(struct plx_comm *c, int ctx, const void *data, size_t bytes, int rank, int tag);
+
 /* Starts a send/receive request whose fields (comm, rank, tag, ctx, buf,
  * count, dt, mode) are set. Errors: PLX_ERR_PEER when no transport reaches
  * the peer (message printed). */
