@@ -25,7 +25,7 @@ int main(int argc, char **argv)
 {
     struct bench_opts o;
     MPI_Init(&argc, &argv);
-    bench_opts_init(&o, 1, 16 * BENCH_MiB, 200, 20);
+    bench_opts_init(&o, 16 * BENCH_KiB, 16 * BENCH_MiB, 200, 20);
     int rc = bench_mpi_start(&argc, &argv, &o, usage, 2, 0);
     if (rc) {
         MPI_Finalize();

@@ -5,7 +5,7 @@
  * while rank 1 computes for a fixed time without calling MPI at all.
  *
  * The compute time per size is D = max(10 ms, d * iters * slowest idle
- * latency) with d = 4 by default (-d): long enough that a library with
+ * latency), at most 1 s, with d = 4 by default (-d): long enough that a library with
  * passive progress finishes all operations during the computation. A library
  * that needs the target to call MPI makes the origin wait until the target
  * finishes computing, so its busy latency approaches D / iters.
@@ -55,7 +55,8 @@ int main(int argc, char **argv)
         bench_print_header("rma_passive",
                            "lock/op/unlock latency, target idle in MPI_Barrier vs computing", &o,
                            bench_mpi_size());
-        printf("# compute: max(10 ms, %g * iterations * slowest idle latency)\n", o.param);
+        printf("# compute: max(10 ms, %g * iterations * slowest idle latency), at most 1 s\n",
+               o.param);
         printf("# columns: size_B put_idle_us put_busy_us get_idle_us get_busy_us "
                "acc_idle_us acc_busy_us target_compute_us\n");
         fflush(stdout);
@@ -89,6 +90,8 @@ int main(int argc, char **argv)
             compute_us = o.param * iters * slowest;
             if (compute_us < 10000.0)
                 compute_us = 10000.0;
+            if (compute_us > 1e6) /* a pathological idle latency must not stall the run */
+                compute_us = 1e6;
         }
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Bcast(&compute_us, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);

@@ -24,11 +24,13 @@ function(plx_add_mpi_test)
     target_include_directories(${exe} PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/tests/mpi)
     set_target_properties(${exe} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/mpi)
   endif()
+  # CTest's own limit leaves mpiexec time to print every rank's hang dump
+  math(EXPR ctest_timeout "${T_TIMEOUT} + 15")
   foreach(np ${T_NP})
     set(tname mpi.${T_NAME}.np${np})
     add_test(NAME ${tname}
              COMMAND ${PLX_MPIEXEC} --timeout ${T_TIMEOUT} -n ${np} $<TARGET_FILE:${exe}> ${T_ARGS})
-    set_tests_properties(${tname} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "mpi;${T_LABELS}"
+    set_tests_properties(${tname} PROPERTIES TIMEOUT ${ctest_timeout} LABELS "mpi;${T_LABELS}"
                          ENVIRONMENT "${T_ENV}")
   endforeach()
 endfunction()

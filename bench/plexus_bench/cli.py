@@ -163,7 +163,13 @@ def main(argv=None) -> int:
 
     summary = report.Summary(cases, [r.to_dict() for r in runner.records],
                              [l.name for l in libs])
+    loads = [r.load for r in runner.records if r.load is not None]
+    others = sorted(r.others for r in runner.records if r.others is not None)
     meta = {
+        "load_range": [min(loads), max(loads)] if loads else None,
+        "others_runnable": ({"median": others[len(others) // 2], "max": others[-1],
+                             "share_busy": sum(1 for o in others if o > 0) / len(others)}
+                            if others else None),
         "command": command, "date": report.now(), "quick": quick, "settings": settings,
         "cores": cfg.cores,
         "machine": report.machine_info(), "run_seconds": runner.run_seconds,

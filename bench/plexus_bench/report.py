@@ -293,11 +293,12 @@ def plot_all(s: Summary, plot_dir: str) -> List[Tuple[str, str]]:
             fig, ax = plt.subplots(figsize=(7, 4.2))
             drawn = 0
             xs_all: List[float] = []
+            logy = b.metric(group[0]).unit != "%"
             for lib in s.libs:
                 color, marker = STYLE.get(lib, ("tab:gray", "x"))
                 for k, col in enumerate(group):
                     d = {x: v for x, v in s.series(case.id, lib, col).items()
-                         if x > 0 and v > 0}
+                         if x > 0 and (v > 0 or (not logy and v >= 0))}
                     if not d:
                         continue
                     xs = sorted(d)
@@ -326,7 +327,7 @@ def plot_all(s: Summary, plot_dir: str) -> List[Tuple[str, str]]:
                 ax.set_xticklabels([str(int(x)) for x in sorted(set(xs_all))])
             else:
                 ax.set_xscale("log", base=2)
-            if m.unit != "%":
+            if logy:
                 ax.set_yscale("log")
             ax.set_xlabel(b.x_label)
             ax.set_ylabel("%s (%s)" % (m.label, m.unit) if len(group) == 1 else m.unit)
@@ -559,6 +560,15 @@ def render_markdown(s: Summary, meta: dict, plots: Dict[str, List[str]], plot_pr
                                  (" — **unavailable: %s**" % lib["missing"])
                                  if lib.get("missing") else ""))
     L.append("")
+    lr, oth = meta.get("load_range"), meta.get("others_runnable")
+    if lr and oth:
+        L.append("Other work on the machine: when a job was about to start, %d %% of the "
+                 "time some other process was runnable (at most %d at once); 1-minute load "
+                 "average %.2f to %.2f (it includes the benchmarks themselves).%s" % (
+                     round(100 * oth["share_busy"]), oth["max"], lr[0], lr[1],
+                     " **Other work competed for the cores during this run: expect "
+                     "inflated times and noisy ratios.**" if oth["share_busy"] > 0.25 else ""))
+        L.append("")
     L.append("Settings: %s" % meta.get("settings", ""))
     L.append("")
     L.append("## Status")
@@ -572,6 +582,9 @@ def render_markdown(s: Summary, meta: dict, plots: Dict[str, List[str]], plot_pr
     L.append("## Physical limits of this machine")
     L.append("")
     L += limits_summary(s) or ["(no limit probe ran)"]
+    for c in s.cases:
+        if c.bench.is_limit and s.status(c.id, "limit") != "ok":
+            L.append("- %s (`%s`): %s" % (c.bench.title, c.bench.exe, s.status(c.id, "limit")))
     L.append("")
     if plot_note:
         L.append(plot_note)

@@ -81,10 +81,13 @@ class RunRecord:
     reason: str = ""
     launches: List[Launch] = field(default_factory=list)
     output: Optional[parse.BenchOutput] = None
+    load: Optional[float] = None  # 1-minute load average when the run started
+    others: Optional[int] = None  # other runnable processes at that moment
 
     def to_dict(self) -> dict:
         return {"lib": self.lib, "case": self.case, "rep": self.rep, "status": self.status,
-                "reason": self.reason, "launches": [l.to_dict() for l in self.launches],
+                "reason": self.reason, "load": self.load, "others_runnable": self.others,
+                "launches": [l.to_dict() for l in self.launches],
                 "output": self.output.to_dict() if self.output else None}
 
 
@@ -202,6 +205,18 @@ class Janitor:
             _reap_orphans()
         _reap_orphans()
         return killed
+
+
+def machine_load() -> Tuple[Optional[float], Optional[int]]:
+    """(1-minute load average, processes runnable right now besides us).
+    Sampled between jobs, when none of ours runs, the second number is the
+    other work competing for the cores."""
+    try:
+        with open("/proc/loadavg") as f:
+            fields = f.read().split()
+        return float(fields[0]), max(0, int(fields[3].split("/")[0]) - 1)
+    except (OSError, ValueError, IndexError):
+        return None, None
 
 
 # --------------------------------------------------------------------------
@@ -340,13 +355,14 @@ class Runner:
             return rec
         why = self.skip.get((lib.name, case.id))
         if why is None and self.timeouts.get(lib.name, 0) >= self.cfg.max_timeouts > 0:
-            why = "skipped: %s timed out %d times already" % (lib.name, self.timeouts[lib.name])
+            why = "%s timed out %d times already" % (lib.name, self.timeouts[lib.name])
         if why is None and self.cfg.budget and time.time() - self.started > self.cfg.budget:
-            why = "skipped: time budget of %.0f s used up" % self.cfg.budget
+            why = "time budget of %.0f s used up" % self.cfg.budget
         if why:
             rec.status, rec.reason = SKIPPED, why
             return rec
 
+        rec.load, rec.others = machine_load()
         outputs = []
         for nranks in case.launches:
             launch = self.launch(lib, case, build.exe, nranks, rep)
@@ -363,7 +379,7 @@ class Runner:
         rec.status, rec.reason = classify(rec.launches, merged)
         if rec.status == TIMEOUT:
             self.timeouts[lib.name] = self.timeouts.get(lib.name, 0) + 1
-            self.skip[(lib.name, case.id)] = "skipped: timed out in repetition %d" % (rep + 1)
+            self.skip[(lib.name, case.id)] = "timed out in repetition %d" % (rep + 1)
         return rec
 
     def launch(self, lib: Library, case: Case, exe: str, nranks: int, rep: int) -> Launch:
@@ -398,8 +414,8 @@ class Runner:
             self.log("  killed stragglers after %s/%s: %s" % (lib.name, case.id,
                                                               ", ".join(killed)))
             launch.stderr += "\n[runner] killed stragglers: %s\n" % ", ".join(killed)
-        base = os.path.join(self.log_dir, "%s.%s.np%d.rep%d" % (lib.name, case.id, nranks,
-                                                               rep + 1))
+        job = (".np%d" % nranks) if len(case.launches) > 1 else ""
+        base = os.path.join(self.log_dir, "%s.%s%s.rep%d" % (lib.name, case.id, job, rep + 1))
         with open(base + ".out", "w") as f:
             f.write(launch.stdout)
         with open(base + ".err", "w") as f:

@@ -152,8 +152,8 @@ BENCHMARKS: Tuple[Benchmark, ...] = (
               "Overlap: Isend/Irecv exchange with computation in between",
               (Metric("overlap_pct", "communication hidden", "%", "higher"),
                Metric("total_us", "time with computation", "us", "lower")),
-              full=("-m", "1K:16M", "-i", "100", "-x", "10", "-I", "20", "-X", "2"),
-              quick=("-m", "4K:16M", "-i", "20", "-x", "2", "-I", "5", "-X", "1")),
+              full=("-m", "16K:16M", "-i", "200", "-x", "20", "-I", "50", "-X", "5"),
+              quick=("-m", "64K:16M", "-i", "50", "-x", "5", "-I", "10", "-X", "2")),
     # start-up
     Benchmark("startup", "startup.c", "startup", "Start-up: MPI_Init + MPI_Finalize",
               (Metric("job_wall_ms", "job wall time (launcher included)", "ms", "lower"),

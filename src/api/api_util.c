@@ -41,7 +41,6 @@ static int plx_api_err_invoke(struct plx_comm *comm, int code)
         char line[MPI_MAX_ERROR_STRING + MPI_MAX_OBJECT_NAME + 64];
         snprintf(line, sizeof line, "rank %d: fatal error on %s: %s", plx_rt.world_rank,
                  comm->name[0] ? comm->name : "a communicator", msg);
-        fprintf(stderr, "plexus: %s\n", line);
         plx_pm_abort(plx_err_class(code) > 0 ? plx_err_class(code) : 1, line);
     }
     }

@@ -80,8 +80,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode)
 {
     char msg[128];
     snprintf(msg, sizeof msg, "rank %d called MPI_Abort with error code %d", plx_rt.world_rank, errorcode);
-    fprintf(stderr, "plexus: %s\n", msg);
-    fflush(stdout);
+    fflush(stdout);     /* the launcher (or the PMI client without one) prints msg */
     plx_pm_abort(errorcode, msg);
 }
 

@@ -52,8 +52,9 @@ _Noreturn void plx_fatal(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    plx_warn("fatal: %s", msg);
-    plx_pm_abort(1, msg);
+    char line[1100];
+    snprintf(line, sizeof line, "rank %d: fatal: %s", plx_log_rank, msg);
+    plx_pm_abort(1, line);
 }
 
 void *plx_malloc(size_t n)

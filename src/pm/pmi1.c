@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,7 +36,6 @@
  * value (1024) plus the keywords; Hydra's PMI_process_mapping can be longer
  * on big jobs, so leave room. */
 #define PLX_PMI1_LINE_MAX 8192
-#define PLX_PMI1_KVSNAME_MAX 256
 
 struct plx_pmi1_kv {
     struct plx_pmi1_kv *next;
@@ -52,14 +52,14 @@ static struct plx_pm_global {
     struct plx_pm_info info;
     size_t rlen;                    /* bytes buffered in rbuf */
     char rbuf[PLX_PMI1_LINE_MAX];
-    struct plx_pmi1_kv *local;      /* singleton key-value table */
+    struct plx_pmi1_kv *local;      /* singleton key-value table (a list: few keys) */
 } plx_pm = { .fd = -1 };
 
 static void plx_pmi1_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void plx_pmi1_err(const char *fmt, ...)
 {
-    char msg[512];
+    char msg[1024];
     va_list ap;
 
     va_start(ap, fmt);
@@ -345,10 +345,15 @@ static plx_status_t plx_pmi1_init_wire(const char *fds, struct plx_pm_info *info
     plx_status_t st;
 
     memset(&info, 0, sizeof(info));
-    if (plx_pmi1_parse_int(fds, &fd) != 0 || fd < 0 || fcntl(fd, F_GETFD) < 0) {
-        plx_pmi1_err("PMI_FD=%s is not an open file descriptor; was this process started "
-                     "by a launcher that is gone, or did a parent MPI process run it?",
-                     fds);
+    /* A socket, not just any descriptor: a program started by an MPI rank
+     * inherits PMI_FD but not the socket (close-on-exec), and its own files
+     * may have taken the number. */
+    struct stat sb;
+    if (plx_pmi1_parse_int(fds, &fd) != 0 || fd < 0 || fstat(fd, &sb) != 0
+        || !S_ISSOCK(sb.st_mode)) {
+        plx_pmi1_err("PMI_FD=%s is not an open socket; was this process started by a "
+                     "launcher that is gone, or by an MPI process (PMI_FD is meant for the "
+                     "launcher's direct children only)?", fds);
         return PLX_ERR_PM;
     }
     if (plx_pmi1_parse_int(ranks, &info.rank) != 0 || plx_pmi1_parse_int(sizes, &info.size) != 0
@@ -583,6 +588,7 @@ _Noreturn void plx_pm_abort(int code, const char *msg)
     char clean[512];
     size_t i;
 
+    fflush(stdout);                 /* _exit below skips stdio */
     if (msg == NULL)
         msg = "";
     /* One line on the wire: newlines become spaces. */
@@ -593,8 +599,9 @@ _Noreturn void plx_pm_abort(int code, const char *msg)
     if (plx_pm.initialized && !plx_pm.info.singleton && plx_pm.fd >= 0) {
         /* Our mpiexec prints the message (it takes message= to the end of the
          * line). Other launchers (Hydra) do not print it: say it ourselves. */
-        if (plx_pm.our_mpiexec && clean[0] != '\0') {
-            (void)plx_pmi1_send("cmd=abort exitcode=%d message=%s\n", code, clean);
+        if (plx_pm.our_mpiexec) {
+            (void)plx_pmi1_send("cmd=abort exitcode=%d%s%s\n", code,
+                                clean[0] ? " message=" : "", clean);
         } else {
             fprintf(stderr, "plexus: rank %d aborted the job with exit code %d%s%s\n",
                     plx_pm.info.rank, code, clean[0] ? ": " : "", clean);

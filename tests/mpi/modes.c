@@ -172,7 +172,7 @@ static void test_rsend(MPI_Comm comm)
     for (int k = 1; k < NSIZES; k++) {
         size_t n = msizes[k];
         unsigned char *s = plx_malloc(n), *r = plx_malloc(n);
-        int ready = 0;
+        int ready = 0, ready_in = 0;
         MPI_Request rreq, sreq;
         MPI_Status st;
 
@@ -182,7 +182,7 @@ static void test_rsend(MPI_Comm comm)
             PLX_CHECK_MPI(MPI_Irecv(r, (int)n, MPI_BYTE, peer, 9, comm, &rreq));
             if (peer != rank) {
                 /* Tell the peer my receive is posted; wait until its receive is. */
-                PLX_CHECK_MPI(MPI_Sendrecv(&ready, 1, MPI_INT, peer, 10, &ready, 1, MPI_INT, peer, 10, comm,
+                PLX_CHECK_MPI(MPI_Sendrecv(&ready, 1, MPI_INT, peer, 10, &ready_in, 1, MPI_INT, peer, 10, comm,
                                            MPI_STATUS_IGNORE));
             }
             if (variant == 0) {

@@ -89,6 +89,21 @@ def mpi_job(build_dir, request):
 
 
 @pytest.fixture(scope="session")
+def mpich_prog(tmp_path_factory):
+    """progs/mpi_job.c built with MPICH's own compiler wrapper and library: our
+    mpiexec must serve the reference PMI-1 client too."""
+    cc = shutil.which("mpicc.mpich")
+    if cc is None:
+        pytest.skip("mpicc.mpich is not installed (Debian package 'libmpich-dev')")
+    out = str(tmp_path_factory.mktemp("mpich") / "mpi_job_mpich")
+    res = subprocess.run([cc, "-o", out, os.path.join(PROGS, "mpi_job.c")],
+                         capture_output=True, text=True, timeout=120)
+    if res.returncode != 0:
+        pytest.fail("cannot build mpi_job with mpicc.mpich:\n" + res.stderr)
+    return out
+
+
+@pytest.fixture(scope="session")
 def hydra():
     path = shutil.which("mpiexec.hydra")
     if path is None:
@@ -124,6 +139,16 @@ def marker():
         pytest.fail("processes left behind:\n" + info)
 
 
+# Launcher variables of the environment pytest runs in (a Slurm allocation, a
+# job step...) must not leak into the jobs under test.
+_FOREIGN_PREFIXES = ("PMI_", "PMIX_", "SLURM_", "OMPI_", "PALS_", "ALPS_", "MPIEXEC_",
+                     "HYDRA_", "PLEXUS_MPIEXEC")
+
+
+def clean_environ():
+    return {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN_PREFIXES)}
+
+
 class Job:
     """A launcher run in the background, in its own session so a failing test
     can kill everything it started (ranks keep the session: setpgid only)."""
@@ -131,7 +156,7 @@ class Job:
     def __init__(self, args, env=None, stdin=subprocess.DEVNULL):
         self.args = [str(a) for a in args]
         self.start = time.monotonic()
-        full_env = dict(os.environ)
+        full_env = clean_environ()
         full_env.update(env or {})
         self.proc = subprocess.Popen(self.args, stdin=stdin, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=full_env,

@@ -813,6 +813,8 @@ static void plx_mpiexec_setup_job(void)
         for (int i = 0; i < app->nprocs; i++, r++) {
             m->ranks[r].appnum = a;
             m->ranks[r].proc.pmi_fd = m->ranks[r].proc.out_fd = m->ranks[r].proc.err_fd = -1;
+            plx_iofwd_init(&m->ranks[r].out, -1, 1, r, m->tag);    /* until it starts */
+            plx_iofwd_init(&m->ranks[r].err, -1, 2, r, m->tag);
             appnum[r] = a;
         }
     }
@@ -904,6 +906,15 @@ struct plx_mpiexec_fdref {
     int rank;
 };
 
+static inline void plx_mpiexec_watch(struct pollfd *pfd, struct plx_mpiexec_fdref *ref,
+                                     size_t *n_p, int fd, short events,
+                                     enum plx_mpiexec_fdkind kind, int rank)
+{
+    pfd[*n_p] = (struct pollfd){ .fd = fd, .events = events };
+    ref[*n_p] = (struct plx_mpiexec_fdref){ .kind = kind, .rank = rank };
+    (*n_p)++;
+}
+
 static double plx_mpiexec_min_deadline(double a, double b)
 {
     if (a == 0)
@@ -911,6 +922,37 @@ static double plx_mpiexec_min_deadline(double a, double b)
     if (b == 0)
         return a;
     return a < b ? a : b;
+}
+
+/* On timeout: a job hung in a PMI barrier (MPI_Init, MPI_Finalize, creating
+ * a communicator) may not be able to answer SIGURG, so say who is missing. */
+static void plx_mpiexec_report_pmi_barrier(void)
+{
+    struct plx_mpiexec *m = &plx_mpiexec;
+    int waiting = plx_pmisrv_barrier_waiting(m->pmi), shown = 0;
+    char list[512];
+    size_t len = 0;
+
+    if (waiting == 0)
+        return;
+    list[0] = '\0';
+    for (int r = 0; r < m->size && shown < 16; r++) {
+        if (plx_pmisrv_in_barrier(m->pmi, r))
+            continue;
+        enum plx_pmisrv_state st = plx_pmisrv_state(m->pmi, r);
+        const char *why = m->ranks[r].exited ? " (exited)"
+                          : st == PLX_PMISRV_NONE ? " (never reached MPI_Init)"
+                          : st == PLX_PMISRV_FINALIZED ? " (finalized)" : "";
+        int w = snprintf(list + len, sizeof(list) - len, "%s%d%s", shown ? ", " : "", r, why);
+        if (w < 0 || (size_t)w >= sizeof(list) - len)
+            break;
+        len += (size_t)w;
+        shown++;
+    }
+    plx_mpiexec_msg("%d of %d ranks wait in a PMI barrier (MPI_Init, MPI_Finalize or a "
+                    "communicator creation) for rank%s %s%s", waiting, m->size,
+                    m->size - waiting > 1 ? "s" : "", list,
+                    m->size - waiting > shown ? ", ..." : "");
 }
 
 /* Acts on every deadline that has passed; returns the next one (0: none). */
@@ -926,6 +968,7 @@ static double plx_mpiexec_deadlines(double now)
             plx_mpiexec_msg("timeout of %g s expired: asking every rank what it is waiting "
                             "for (SIGURG); killing the job in %g s", m->timeout,
                             PLX_MPIEXEC_DUMP_GRACE);
+            plx_mpiexec_report_pmi_barrier();
             plx_mpiexec_kill_all(SIGURG);
             m->kill_at = now + PLX_MPIEXEC_DUMP_GRACE;
         } else {
@@ -993,29 +1036,20 @@ static void plx_mpiexec_loop(void)
 
         if (m->nexited == m->size && (!plx_mpiexec_output_open() || now >= m->drain_until))
             break;
-
-#define PLX_WATCH(fd_, ev_, kind_, rank_)                                         \
-    do {                                                                           \
-        pfd[n] = (struct pollfd){ .fd = (fd_), .events = (ev_) };                  \
-        ref[n] = (struct plx_mpiexec_fdref){ .kind = (kind_), .rank = (rank_) };   \
-        n++;                                                                       \
-    } while (0)
-
-        PLX_WATCH(m->sigfd, POLLIN, PLX_FD_SIGNAL, -1);
+        plx_mpiexec_watch(pfd, ref, &n, m->sigfd, POLLIN, PLX_FD_SIGNAL, -1);
         if (m->in_open && m->in_pipe >= 0 && m->in_len == 0)
-            PLX_WATCH(0, POLLIN, PLX_FD_STDIN, -1);
+            plx_mpiexec_watch(pfd, ref, &n, 0, POLLIN, PLX_FD_STDIN, -1);
         if (m->in_pipe >= 0 && m->in_len > m->in_off)
-            PLX_WATCH(m->in_pipe, POLLOUT, PLX_FD_STDIN_PIPE, -1);
+            plx_mpiexec_watch(pfd, ref, &n, m->in_pipe, POLLOUT, PLX_FD_STDIN_PIPE, -1);
         for (int r = 0; r < m->size; r++) {
             struct plx_rank *rk = &m->ranks[r];
             if (rk->proc.pmi_fd >= 0)
-                PLX_WATCH(rk->proc.pmi_fd, POLLIN, PLX_FD_PMI, r);
+                plx_mpiexec_watch(pfd, ref, &n, rk->proc.pmi_fd, POLLIN, PLX_FD_PMI, r);
             if (rk->out.fd >= 0)
-                PLX_WATCH(rk->out.fd, POLLIN, PLX_FD_OUT, r);
+                plx_mpiexec_watch(pfd, ref, &n, rk->out.fd, POLLIN, PLX_FD_OUT, r);
             if (rk->err.fd >= 0)
-                PLX_WATCH(rk->err.fd, POLLIN, PLX_FD_ERR, r);
+                plx_mpiexec_watch(pfd, ref, &n, rk->err.fd, POLLIN, PLX_FD_ERR, r);
         }
-#undef PLX_WATCH
 
         int timeout_ms = -1;
         if (next > 0) {

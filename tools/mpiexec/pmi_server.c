@@ -479,3 +479,8 @@ int plx_pmisrv_barrier_waiting(const struct plx_pmisrv *srv)
 {
     return srv->barrier_count;
 }
+
+int plx_pmisrv_in_barrier(const struct plx_pmisrv *srv, int rank)
+{
+    return srv->conn[rank].in_barrier;
+}

@@ -64,7 +64,9 @@ void plx_pmisrv_closed(struct plx_pmisrv *srv, int rank);
 
 enum plx_pmisrv_state plx_pmisrv_state(const struct plx_pmisrv *srv, int rank);
 
-/* How many ranks are waiting in barrier_in (for diagnostics). */
+/* How many ranks are waiting in barrier_in, and whether `rank` is one of
+ * them (for diagnostics of a hung job). */
 int plx_pmisrv_barrier_waiting(const struct plx_pmisrv *srv);
+int plx_pmisrv_in_barrier(const struct plx_pmisrv *srv, int rank);
 
 #endif
