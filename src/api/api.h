@@ -11,9 +11,7 @@
  * error handler of comm (MPI_COMM_WORLD's when comm is NULL) and returns the
  * code; with MPI_ERRORS_ARE_FATAL the handler prints it and ends the job.
  *
- * Locking: one recursive lock, taken only when the application asked for
- * MPI_THREAD_MULTIPLE (plx_rt.lock_needed). A coarse first step; see
- * DESIGN.md "Async progress and threads" for where this goes.
+ * Locking: see core/lock.h.
  */
 #ifndef PLX_API_H
 #define PLX_API_H
@@ -21,6 +19,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include "core/errors.h"
+#include "core/lock.h"
 #include "core/objects.h"
 #include "core/plexus.h"
 
@@ -28,9 +27,7 @@ struct plx_runtime {
     int initialized;
     int finalized;
     int thread_level;
-    int lock_needed;
     pthread_t main_thread;
-    pthread_mutex_t lock;
     int world_rank;
     int world_size;
     int appnum;
@@ -41,13 +38,11 @@ extern struct plx_runtime plx_rt;
 
 static inline void plx_api_lock(void)
 {
-    if (plx_unlikely(plx_rt.lock_needed))
-        pthread_mutex_lock(&plx_rt.lock);
+    plx_lock_acquire();
 }
 static inline void plx_api_unlock(void)
 {
-    if (plx_unlikely(plx_rt.lock_needed))
-        pthread_mutex_unlock(&plx_rt.lock);
+    plx_lock_release();
 }
 
 /* Raise an error on comm (NULL: MPI_COMM_WORLD, or print+abort before init).

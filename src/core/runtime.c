@@ -15,6 +15,7 @@
 #include "coll/coll.h"
 #include "core/config.h"
 #include "core/datatype.h"
+#include "core/lock.h"
 #include "core/log.h"
 #include "core/request.h"
 #include "core/runtime.h"
@@ -26,6 +27,7 @@
 #include "transport/shm/shm.h"
 
 struct plx_procs plx_procs;
+struct plx_lock plx_lock;
 
 int plx_node_id_of(int lpid)
 {
@@ -131,9 +133,9 @@ plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provid
         pthread_mutexattr_t a;
         pthread_mutexattr_init(&a);
         pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-        pthread_mutex_init(&plx_rt.lock, &a);
+        pthread_mutex_init(&plx_lock.mutex, &a);
         pthread_mutexattr_destroy(&a);
-        plx_rt.lock_needed = 1;
+        plx_lock.needed = 1;
     }
     plx_rt.thread_level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
                         : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : required;

@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <signal.h>
 #include "core/config.h"
+#include "core/lock.h"
 #include "core/request.h"
 #include "progress/progress.h"
 #include "pt2pt/pt2pt.h"
@@ -59,8 +60,11 @@ static void plx_progress_sleep(void)
     }
     /* poll once more after announcing the sleep: nothing published before
      * the announcement can be missed */
-    if (plx_progress_poll() == 0 && !plx_progress_dump_requested)
+    if (plx_progress_poll() == 0 && !plx_progress_dump_requested) {
+        plx_lock_release();     /* other threads may use MPI while we sleep */
         (void)poll(fds, (nfds_t)n, 100);
+        plx_lock_acquire();
+    }
     for (int i = 0; i < plx_route_ntransports; i++)
         if (plx_route_transports[i]->sleep_done)
             plx_route_transports[i]->sleep_done();
@@ -76,6 +80,7 @@ void plx_progress_wait(int (*done)(void *arg), void *arg)
             idle = 0;
             continue;
         }
+        plx_lock_relax();
         if (plx_unlikely(plx_progress_dump_requested)) {
             plx_progress_dump_requested = 0;
             plx_request_dump_pending();
