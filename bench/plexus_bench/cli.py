@@ -5,6 +5,7 @@ and plots. See docs/performance.md."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -59,13 +60,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "[default: 0,6; quick: 2]")
     p.add_argument("--reps", type=int, default=None, help="repetitions [default: 5; quick: 3]")
     p.add_argument("--timeout", type=float, default=None,
-                   help="seconds per job before it is killed [default: 180; quick: 40]")
+                   help="seconds per job before it is killed [default: 180; quick: 60]")
     p.add_argument("--max-timeouts", type=int, default=3,
                    help="after this many timeouts a library's remaining runs are skipped "
                         "(0 = never)")
     p.add_argument("--budget", type=float, default=None,
-                   help="seconds for all runs; later runs are skipped and reported "
-                        "[default: none; quick: 480]")
+                   help="seconds for the whole command: no job starts after budget - "
+                        "timeout - 60 s; the jobs left out are reported as skipped "
+                        "[default: none; quick: 540]")
     p.add_argument("--plexus-prefix", default=os.path.join(REPO, "build"),
                    help="Plexus build or install prefix (bin/mpicc, bin/mpiexec)")
     p.add_argument("--openmpi-mpicc", default="mpicc.openmpi")
@@ -82,8 +84,36 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output directory [default: bench/results/<timestamp>]")
     p.add_argument("--write-docs", action="store_true",
                    help="regenerate docs/performance.md and docs/perf/*.png from this run")
+    p.add_argument("--report-only", metavar="DIR", default=None,
+                   help="run nothing: rebuild the table and plots (and, with --write-docs, "
+                        "the docs) from DIR/results.json of an earlier run")
     p.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     return p
+
+
+def report_only(args) -> int:
+    """Re-render an earlier run from its results.json."""
+    out_dir = os.path.abspath(args.report_only)
+    path = os.path.join(out_dir, "results.json")
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        print("bench/compare: cannot read %s: %s" % (path, e), file=sys.stderr)
+        return 2
+    cases = [suite.Case(suite.BY_NAME[c["bench"]], c["transport"], tuple(c["launches"]))
+             for c in data["cases"] if c["bench"] in suite.BY_NAME]
+    libs = list(data.get("libraries", {}))
+    summary = report.Summary(cases, data["runs"], libs)
+    meta = {k: data[k] for k in ("command", "date", "quick", "settings", "cores", "machine",
+                                 "run_seconds", "total_seconds", "libraries", "load_range",
+                                 "others_runnable") if k in data}
+    md_path, plots, note = report.write_outputs(out_dir, summary, meta, data,
+                                                not args.no_plots, print)
+    print("table: %s" % md_path)
+    if args.write_docs:
+        print("wrote %s" % report.write_docs(REPO, out_dir, summary, meta, plots, note))
+    return 0
 
 
 def main(argv=None) -> int:
@@ -92,13 +122,15 @@ def main(argv=None) -> int:
         for b in suite.BENCHMARKS:
             print("%-16s %-8s %s" % (b.name, b.group, b.title))
         return 0
+    if args.report_only:
+        return report_only(args)
     quick = args.quick
     reps = args.reps if args.reps is not None else (3 if quick else 5)
     ranks = args.ranks or [2, 4]
     startup_ranks = args.startup_ranks or ([2, 8] if quick else [2, 4, 8])
     idle = args.idle_peers if args.idle_peers is not None else ([2] if quick else [0, 6])
-    timeout = args.timeout or (40.0 if quick else 180.0)
-    budget = args.budget if args.budget is not None else (480.0 if quick else 0.0)
+    timeout = args.timeout or (60.0 if quick else 180.0)
+    budget = args.budget if args.budget is not None else (540.0 if quick else 0.0)
     try:
         benches = suite.select(args.bench)
     except ValueError as e:
@@ -149,7 +181,7 @@ def main(argv=None) -> int:
     if not args.no_install:
         ensure_installed([l for l in libs if l.name in ("openmpi", "mpich")], log)
     cfg = Config(quick=quick, reps=max(1, reps), timeout=timeout,
-                 max_timeouts=args.max_timeouts, budget=budget)
+                 max_timeouts=args.max_timeouts, budget=budget, t0=t_start)
     settings = ("transport %s; collectives and message rate at %s ranks; start-up at %s "
                 "ranks; connection scaling with K = %s idle peers; %d repetitions; "
                 "timeout %.0f s per job; %d cores%s" % (
@@ -197,7 +229,6 @@ def main(argv=None) -> int:
     })
     md_path, plots, note = report.write_outputs(out_dir, summary, meta, data,
                                                 not args.no_plots, log)
-    meta["total_seconds"] = time.time() - t_start
     if args.write_docs:
         path = report.write_docs(REPO, out_dir, summary, meta, plots, note)
         log("wrote %s" % path)
@@ -210,7 +241,7 @@ def main(argv=None) -> int:
     for c in cases:
         if c.bench.is_limit:
             continue
-        line = "  ".join("%s=%s" % (l, summary.status(c.id, l).split(":")[0])
+        line = "  ".join("%s: %s" % (l, summary.short(c.id, l).replace("**", ""))
                          for l in summary.libs)
         print("  %-26s %s" % (c.id, line))
     log_file.close()

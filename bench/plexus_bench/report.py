@@ -17,7 +17,7 @@ import subprocess
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import parse
-from .suite import Benchmark, Case
+from .suite import Case
 
 PLEXUS = "plexus"
 LIB_ORDER = ("plexus", "openmpi", "mpich")
@@ -42,6 +42,7 @@ class Summary:
         by: Dict[Tuple[str, str], List[dict]] = {}
         for r in self.records:
             by.setdefault((r["case"], r["lib"]), []).append(r)
+        benches = {c.id: c.bench for c in self.cases}
         for (case, lib), recs in by.items():
             good = [parse.BenchOutput.from_dict(r["output"]) for r in recs
                     if r["status"] == "ok" and r.get("output")]
@@ -51,10 +52,9 @@ class Summary:
                     for x, v in out.series(col).items():
                         values.setdefault(col, {}).setdefault(x, []).append(v)
             self.medians.setdefault(case, {})[lib] = {
-                col: {x: statistics.median(vs) for x, vs in xs.items()}
+                col: {x: _combine(benches.get(case), col, vs) for x, vs in xs.items()}
                 for col, xs in values.items()}
-            attempted = [r for r in recs if r["status"] != "skipped"] or recs
-            self.nruns.setdefault(case, {})[lib] = (len(good), len(attempted))
+            self.nruns.setdefault(case, {})[lib] = (len(good), len(recs))
             bad = [r for r in recs if r["status"] != "ok"]
             if bad:
                 # The first real failure explains more than a later "skipped".
@@ -69,16 +69,39 @@ class Summary:
         return self.nruns.get(case, {}).get(lib, (0, 0))[0] > 0
 
     def status(self, case: str, lib: str) -> str:
-        """'ok', 'ok 2/3 (...)', or 'could not run: ...'."""
+        """'ok', 'ok in 2 of 3 runs (...)', or 'could not run: ...'."""
         good, total = self.nruns.get(case, {}).get(lib, (0, 0))
         reason = self.reasons.get(case, {}).get(lib, "")
         if total == 0:
             return "not run"
+        if self.left_out(case, lib):
+            return "not run: " + reason.split(": ", 1)[-1]
         if good == total and not reason:
             return "ok"
         if good > 0:
-            return "ok %d/%d (%s)" % (good, total, reason)
+            return "ok in %d of %d runs (other runs: %s)" % (good, total, reason)
         return "could not run: " + (reason or "no successful run")
+
+    def left_out(self, case: str, lib: str) -> bool:
+        """No run at all because the time budget ran out (not a failure)."""
+        good, _ = self.nruns.get(case, {}).get(lib, (0, 0))
+        reason = self.reasons.get(case, {}).get(lib, "")
+        return good == 0 and reason.startswith("skipped: time budget")
+
+    def short(self, case: str, lib: str) -> str:
+        """One cell of the status table."""
+        good, total = self.nruns.get(case, {}).get(lib, (0, 0))
+        st = self.status(case, lib)
+        if st == "ok":
+            return "ok (%d runs)" % good
+        if st == "not run":
+            return st
+        if self.left_out(case, lib):
+            return "not run (time budget)"
+        kind = self.reasons.get(case, {}).get(lib, "").split(":")[0]
+        if good > 0:
+            return "ok %d/%d (%s)" % (good, total, kind)
+        return "**could not run** (%s)" % kind
 
     def limit_series(self, case: Case, idx: int = 0) -> Tuple[Optional[str], Dict[float, float]]:
         refs = case.limit_refs()
@@ -86,6 +109,19 @@ class Summary:
             return None, {}
         ref = refs[idx]
         return ref.label, self.series(ref.bench, "limit", ref.column)
+
+
+def _combine(bench, column: str, values: List[float]) -> float:
+    """Median over repetitions for the libraries. For a physical-limit probe
+    the best repetition instead: a limit is the best the machine can do, and
+    other work on a shared machine only ever makes a probe look worse."""
+    if bench is not None and bench.is_limit:
+        better = next((m.better for m in bench.metrics if m.column == column), None)
+        if better == "lower":
+            return min(values)
+        if better == "higher":
+            return max(values)
+    return statistics.median(values)
 
 
 # --------------------------------------------------------------------------
@@ -149,7 +185,9 @@ def case_tables(s: Summary, case: Case) -> List[str]:
         header = ["ranks" if b.x_label == "ranks" else "size"]
         for lib in libs:
             name = LABELS.get(lib, lib)
-            if not s.ran(case.id, lib):
+            if s.left_out(case.id, lib):
+                name += " (not run)"
+            elif not s.ran(case.id, lib):
                 name += " (could not run)"
             header.append(name)
         if limit_label:
@@ -188,20 +226,7 @@ def status_table(s: Summary) -> List[str]:
     for c in s.cases:
         if c.bench.is_limit:
             continue
-        row = [c.id]
-        for lib in s.libs:
-            st = s.status(c.id, lib)
-            good, total = s.nruns.get(c.id, {}).get(lib, (0, 0))
-            if st == "ok":
-                row.append("ok (%d runs)" % good)
-            elif st.startswith("ok "):
-                row.append("ok %d/%d" % (good, total))
-            elif st == "not run":
-                row.append("not run")
-            else:
-                kind = s.reasons.get(c.id, {}).get(lib, "").split(":")[0]
-                row.append("**could not run** (%s)" % kind)
-        rows.append(row)
+        rows.append([c.id] + [s.short(c.id, lib) for lib in s.libs])
     return _md_table(header, rows)
 
 
@@ -244,12 +269,12 @@ def limits_summary(s: Summary) -> List[str]:
     p, x = peak("limit_memcpy", "bw_MBps")
     if p is not None:
         big = at("limit_memcpy", "bw_MBps", max(s.series("limit_memcpy", "limit", "bw_MBps")))
-        out.append("- memcpy on one core: peak **%.1f GB/s** (at %s B, in cache); "
+        out.append("- memcpy on one core: peak **%.1f GB/s** (at %s, in cache); "
                    "%.1f GB/s at the largest size" % (p / 1000, fmt_size(x), (big or 0) / 1000))
     p, x = peak("limit_vm_readv", "bw_MBps")
     if p is not None:
         call = at("limit_vm_readv", "call_us", 1)
-        out.append("- process_vm_readv: peak **%.1f GB/s** (at %s B); %s us per call for 1 B"
+        out.append("- process_vm_readv: peak **%.1f GB/s** (at %s); %s us per call for 1 B"
                    % (p / 1000, fmt_size(x), fmt_value(call)))
     v = at("limit_tcp_lat", "latency_us", 0)
     if v is not None:
@@ -257,7 +282,7 @@ def limits_summary(s: Summary) -> List[str]:
                    % fmt_value(v))
     p, x = peak("limit_tcp_bw", "bw_MBps")
     if p is not None:
-        out.append("- TCP loopback streaming: peak **%.1f GB/s** (at %s B)" % (p / 1000,
+        out.append("- TCP loopback streaming: peak **%.1f GB/s** (at %s)" % (p / 1000,
                                                                            fmt_size(x)))
     return out
 
@@ -276,7 +301,7 @@ def have_matplotlib() -> bool:
 STYLE = {"plexus": ("tab:red", "o"), "openmpi": ("tab:blue", "s"), "mpich": ("tab:green", "^")}
 
 
-def plot_all(s: Summary, plot_dir: str) -> List[Tuple[str, str]]:
+def plot_all(s: Summary, plot_dir: str, cores: int = 0) -> List[Tuple[str, str]]:
     """Writes PNGs; returns [(case id, file name)]. Raises ImportError when
     matplotlib is missing."""
     import matplotlib
@@ -316,7 +341,8 @@ def plot_all(s: Summary, plot_dir: str) -> List[Tuple[str, str]]:
                     xs = sorted(d)
                     ax.plot(xs, [d[x] for x in xs], color="black", linestyle=("--", ":")[i % 2],
                             linewidth=1, label=ref.label)
-            missing = [LABELS.get(l, l) for l in s.libs if not s.ran(case.id, l)]
+            missing = [LABELS.get(l, l) for l in s.libs
+                       if not s.ran(case.id, l) and not s.left_out(case.id, l)]
             if drawn == 0:
                 plt.close(fig)
                 continue
@@ -332,6 +358,8 @@ def plot_all(s: Summary, plot_dir: str) -> List[Tuple[str, str]]:
             ax.set_xlabel(b.x_label)
             ax.set_ylabel("%s (%s)" % (m.label, m.unit) if len(group) == 1 else m.unit)
             title = case.title
+            if cores and case.oversubscribed(cores) and b.ranks != "startup":
+                title += " (oversubscribed: %d cores)" % cores
             if len(group) > 1:
                 title += "\n" + " vs ".join(b.metric(c).label for c in group)
             ax.set_title(title, fontsize=9)
@@ -475,6 +503,9 @@ METHOD = """\
   Plexus, Open MPI, MPICH in turn — so that drift on this shared machine hits
   all of them alike. Tables show the **median over repetitions**; the JSON has
   every run.
+- The physical-limit probes are combined differently: the **best** repetition
+  (lowest latency, highest bandwidth), since other work on the machine can
+  only make a probe look worse than what the hardware can do.
 - **Plexus / best other** divides Plexus's median by the best of the other
   libraries at that size (for latency below 1 is better, for bandwidth and
   overlap above 1 is better).
@@ -529,7 +560,8 @@ def render_markdown(s: Summary, meta: dict, plots: Dict[str, List[str]], plot_pr
     L.append("")
     L.append("Benchmarks of Plexus against Open MPI and MPICH on one machine, with the "
              "physical limits of that machine for reference. The numbers below come from "
-             "one run of `%s` on %s (%.0f s in total, %.0f s of it running benchmarks)."
+             "one run of `%s` on %s (building and running took %.0f s, %.0f s of it "
+             "running benchmarks)."
              % (meta.get("command", "bench/compare"), meta.get("date", "?"),
                 meta.get("total_seconds", 0), meta.get("run_seconds", 0)))
     L.append("")
@@ -633,7 +665,8 @@ def write_outputs(out_dir: str, s: Summary, meta: dict, data: dict, want_plots: 
     note = ""
     if want_plots:
         try:
-            for case_id, name in plot_all(s, os.path.join(out_dir, "plots")):
+            for case_id, name in plot_all(s, os.path.join(out_dir, "plots"),
+                                          meta.get("cores", 0)):
                 plots.setdefault(case_id, []).append(name)
         except ImportError:
             note = ("**No plots: matplotlib is missing** for %s (run bench/compare with "

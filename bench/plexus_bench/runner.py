@@ -43,8 +43,20 @@ class Config:
     reps: int = 5
     timeout: float = 120.0
     max_timeouts: int = 3  # per library, then its remaining runs are skipped
-    budget: float = 0.0  # seconds for all runs, 0 = none
+    # Seconds for the whole command, counted from t0, 0 = none. No job starts
+    # later than budget - timeout - REPORT_RESERVE, so that even a job that
+    # hangs and the report after it fit.
+    budget: float = 0.0
+    t0: float = field(default_factory=time.time)
     cores: int = os.cpu_count() or 1
+
+    def job_deadline(self) -> Optional[float]:
+        if not self.budget:
+            return None
+        return self.t0 + max(0.0, self.budget - self.timeout - REPORT_RESERVE)
+
+
+REPORT_RESERVE = 60.0  # seconds kept for tables, plots and docs
 
 
 @dataclass
@@ -53,6 +65,7 @@ class BuildResult:
     exe: str
     reason: str = ""
     seconds: float = 0.0
+    missing: bool = False  # the library's tools were not there at all
 
 
 @dataclass
@@ -244,7 +257,7 @@ def build_all(libs: List[Library], cases: List[Case], build_dir: str,
                 continue
             exe = os.path.join(out_dir, b.exe)
             if missing:
-                results[key] = BuildResult(False, exe, missing)
+                results[key] = BuildResult(False, exe, missing, missing=True)
                 continue
             src = os.path.join(BENCH_DIR, b.source)
             cmd = lib.compile_cmd(src, exe)
@@ -289,7 +302,9 @@ def classify(launches: List[Launch], output: parse.BenchOutput) -> Tuple[str, st
     """(status, reason) of one run of a case from its jobs and parsed output."""
     for l in launches:
         if l.timed_out:
-            return TIMEOUT, "no result within %.0f s (job killed)" % l.wall_s
+            said = _gist(l.stderr, 120) if l.stderr.strip() else ""
+            return TIMEOUT, "no result within %.0f s at %d ranks (job killed)%s" % (
+                l.wall_s, l.nranks, ("; it said: " + said) if said else "")
     if output.errors:
         return WRONG, output.errors[0]
     for l in launches:
@@ -350,14 +365,15 @@ class Runner:
         rec = RunRecord(lib.name, case.id, rep, OK)
         build = self.builds.get((lib.name, case.bench.exe))
         if build is None or not build.ok:
-            rec.status = UNAVAILABLE if lib.missing() else BUILD_FAILED
+            rec.status = UNAVAILABLE if build is None or build.missing else BUILD_FAILED
             rec.reason = build.reason if build else "not built"
             return rec
         why = self.skip.get((lib.name, case.id))
         if why is None and self.timeouts.get(lib.name, 0) >= self.cfg.max_timeouts > 0:
             why = "%s timed out %d times already" % (lib.name, self.timeouts[lib.name])
-        if why is None and self.cfg.budget and time.time() - self.started > self.cfg.budget:
-            why = "time budget of %.0f s used up" % self.cfg.budget
+        deadline = self.cfg.job_deadline()
+        if why is None and deadline is not None and time.time() > deadline:
+            why = "time budget of %.0f s for the whole run used up" % self.cfg.budget
         if why:
             rec.status, rec.reason = SKIPPED, why
             return rec
