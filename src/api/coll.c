@@ -1,50 +1,93 @@
 /*
- * Collective entry points. For now a first set (Barrier, Bcast, Reduce,
- * Allreduce, Gather, Allgather) over the internal collectives with
- * predefined operations; the collectives issue brings the full set with
- * tuned algorithms.
+ * Collective entry points, blocking and nonblocking. Each call checks its
+ * arguments, builds the schedule of its algorithm (src/coll/algo.h) and
+ * either runs it to completion or starts it and returns a request that the
+ * progress engine completes. Blocking and nonblocking forms share one
+ * implementation: `req` is NULL for the blocking one.
  */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 #include "api/api.h"
-#include "coll/coll.h"
+#include "coll/algo.h"
 #include "core/datatype.h"
 #include "core/op.h"
 
 #pragma weak MPI_Barrier = PMPI_Barrier
 #pragma weak MPI_Bcast = PMPI_Bcast
+#pragma weak MPI_Gather = PMPI_Gather
+#pragma weak MPI_Gatherv = PMPI_Gatherv
+#pragma weak MPI_Scatter = PMPI_Scatter
+#pragma weak MPI_Scatterv = PMPI_Scatterv
+#pragma weak MPI_Allgather = PMPI_Allgather
+#pragma weak MPI_Allgatherv = PMPI_Allgatherv
+#pragma weak MPI_Alltoall = PMPI_Alltoall
+#pragma weak MPI_Alltoallv = PMPI_Alltoallv
+#pragma weak MPI_Alltoallw = PMPI_Alltoallw
 #pragma weak MPI_Reduce = PMPI_Reduce
 #pragma weak MPI_Allreduce = PMPI_Allreduce
-#pragma weak MPI_Gather = PMPI_Gather
-#pragma weak MPI_Allgather = PMPI_Allgather
+#pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
+#pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
+#pragma weak MPI_Scan = PMPI_Scan
+#pragma weak MPI_Exscan = PMPI_Exscan
+#pragma weak MPI_Ibarrier = PMPI_Ibarrier
+#pragma weak MPI_Ibcast = PMPI_Ibcast
+#pragma weak MPI_Igather = PMPI_Igather
+#pragma weak MPI_Igatherv = PMPI_Igatherv
+#pragma weak MPI_Iscatter = PMPI_Iscatter
+#pragma weak MPI_Iscatterv = PMPI_Iscatterv
+#pragma weak MPI_Iallgather = PMPI_Iallgather
+#pragma weak MPI_Iallgatherv = PMPI_Iallgatherv
+#pragma weak MPI_Ialltoall = PMPI_Ialltoall
+#pragma weak MPI_Ialltoallv = PMPI_Ialltoallv
+#pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
+#pragma weak MPI_Ireduce = PMPI_Ireduce
+#pragma weak MPI_Iallreduce = PMPI_Iallreduce
+#pragma weak MPI_Ireduce_scatter = PMPI_Ireduce_scatter
+#pragma weak MPI_Ireduce_scatter_block = PMPI_Ireduce_scatter_block
+#pragma weak MPI_Iscan = PMPI_Iscan
+#pragma weak MPI_Iexscan = PMPI_Iexscan
 
-#define PLX_TAG_BARRIER 1
-#define PLX_TAG_BCAST 2
-#define PLX_TAG_REDUCE 3
-#define PLX_TAG_GATHER 4
+/* --- argument checks --------------------------------------------------- */
 
-static int plx_api_coll_fail(struct plx_comm *c, const char *fn, plx_status_t st)
+static int plx_cc_comm(MPI_Comm comm, MPI_Request *req, struct plx_comm **c_p, const char *fn)
 {
-    return plx_api_err(c, fn, plx_status_to_class(st), "collective failed (a peer may have died)");
+    int rc = plx_api_comm(comm, c_p, fn);
+    if (rc == MPI_SUCCESS && req == (MPI_Request *)-1)
+        rc = plx_api_null_arg(*c_p, fn, "request");
+    return rc;
 }
 
-static int plx_api_coll_buf(struct plx_comm *c, const void *buf, int count, MPI_Datatype dtype,
-                            struct plx_datatype **dt_p, const char *fn, const char *arg)
+/* count >= 0, a valid committed type, a buffer when there is data. */
+static int plx_cc_buf(struct plx_comm *c, const char *fn, const void *buf, MPI_Aint count, MPI_Datatype h,
+                      struct plx_datatype **dt_p, const char *arg)
 {
     if (count < 0)
-        return plx_api_err(c, fn, MPI_ERR_COUNT, "argument 'count' is negative (%d)", count);
-    struct plx_datatype *dt = plx_dt_lookup(dtype);
+        return plx_api_err(c, fn, MPI_ERR_COUNT, "count for '%s' is negative (%ld)", arg, (long)count);
+    struct plx_datatype *dt = plx_dt_lookup(h);
     if (!dt)
-        return plx_api_err(c, fn, MPI_ERR_TYPE, "argument 'datatype' is not a valid datatype (handle 0x%x)",
-                           (unsigned)dtype);
-    if (!buf && count > 0 && dt->size > 0)
-        return plx_api_err(c, fn, MPI_ERR_BUFFER, "argument '%s' is NULL with count %d", arg, count);
+        return plx_api_err(c, fn, MPI_ERR_TYPE, "datatype for '%s' is %s (handle 0x%x)", arg,
+                           h == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype", (unsigned)h);
+    if (!dt->committed)
+        return plx_api_err(c, fn, MPI_ERR_TYPE, "datatype for '%s' is not committed (call MPI_Type_commit)", arg);
+    /* NULL is MPI_BOTTOM, legal with a derived type of absolute addresses */
+    if (!buf && count > 0 && dt->size > 0 && dt->obj.builtin)
+        return plx_api_err(c, fn, MPI_ERR_BUFFER, "argument '%s' is NULL with count %ld", arg, (long)count);
     *dt_p = dt;
     return MPI_SUCCESS;
 }
 
-static int plx_api_root(struct plx_comm *c, int root, const char *fn)
+static int plx_cc_counts(struct plx_comm *c, const char *fn, const int *counts, const int *displs, const char *arg)
+{
+    if (!counts || !displs)
+        return plx_api_null_arg(c, fn, !counts ? arg : "displs");
+    for (int i = 0; i < c->size; i++)
+        if (counts[i] < 0)
+            return plx_api_err(c, fn, MPI_ERR_COUNT, "%s[%d] is negative (%d)", arg, i, counts[i]);
+    return MPI_SUCCESS;
+}
+
+static int plx_cc_root(struct plx_comm *c, int root, const char *fn)
 {
     if (root < 0 || root >= c->size)
         return plx_api_err(c, fn, MPI_ERR_ROOT, "argument 'root' is %d but the communicator has %d ranks", root,
@@ -52,181 +95,238 @@ static int plx_api_root(struct plx_comm *c, int root, const char *fn)
     return MPI_SUCCESS;
 }
 
-int PMPI_Barrier(MPI_Comm comm)
+static int plx_cc_op(struct plx_comm *c, const char *fn, MPI_Op h, struct plx_datatype *dt, struct plx_op **op_p)
+{
+    struct plx_op *op = plx_op_lookup(h);
+    if (!op)
+        return plx_api_err(c, fn, MPI_ERR_OP, "argument 'op' is %s (handle 0x%x)",
+                           h == MPI_OP_NULL ? "MPI_OP_NULL" : "not a valid operation", (unsigned)h);
+    if (!plx_op_valid_for(op, dt))
+        return plx_api_err(c, fn, MPI_ERR_OP, "operation 0x%x is not defined for datatype %s", (unsigned)h,
+                           dt->name[0] ? dt->name : "(a derived type)");
+    *op_p = op;
+    return MPI_SUCCESS;
+}
+
+static int plx_cc_alias(struct plx_comm *c, const char *fn, const void *sbuf, const void *rbuf, MPI_Aint count)
+{
+    if (sbuf == rbuf && sbuf && count > 0)
+        return plx_api_err(c, fn, MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
+    return MPI_SUCCESS;
+}
+
+/* Runs (blocking) or starts (req != NULL) the schedule. */
+static int plx_cc_go(struct plx_sched *s, MPI_Request *req, struct plx_comm *c)
+{
+    if (!req) {
+        int err = plx_sched_run(s);
+        return err == MPI_SUCCESS ? MPI_SUCCESS : plx_api_err_code(c, err);
+    }
+    *req = plx_sched_start(s)->obj.handle;
+    return MPI_SUCCESS;
+}
+
+/* Nonblocking calls pass their request pointer; NULL there is an error,
+ * told apart from the blocking form's NULL by this marker. */
+static MPI_Request *plx_cc_reqp(MPI_Request *req)
+{
+    return req ? req : (MPI_Request *)-1;
+}
+
+/* --- barrier, bcast ------------------------------------------------------ */
+
+static int plx_barrier(MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     struct plx_comm *c = NULL;
     plx_api_lock();
-    int rc = plx_api_comm(comm, &c, "MPI_Barrier");
+    int rc = plx_cc_comm(comm, req, &c, fn);
     if (rc == MPI_SUCCESS) {
-        plx_status_t st = plx_coll_barrier(c, PLX_TAG_BARRIER);
-        if (st != PLX_OK)
-            rc = plx_api_coll_fail(c, "MPI_Barrier", st);
+        struct plx_sched *s = plx_sched_new(c);
+        plx_coll_barrier_sched(s);
+        rc = plx_cc_go(s, req, c);
     }
     plx_api_unlock();
     return rc;
 }
 
-/* Contiguous staging of count elements of dt: the buffer itself when
- * contiguous, else a packed copy. */
-static void *plx_stage(void *buf, int count, struct plx_datatype *dt, int pack)
+int PMPI_Barrier(MPI_Comm comm)
 {
-    if (dt->contig)
-        return (char *)buf + dt->true_lb;
-    void *t = plx_malloc((size_t)count * (size_t)dt->size);
-    if (pack)
-        plx_dt_pack(buf, count, dt, t);
-    return t;
+    return plx_barrier(comm, NULL, "MPI_Barrier");
 }
 
-static void plx_unstage(void *t, void *buf, int count, struct plx_datatype *dt, int unpack)
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
 {
-    if (dt->contig)
-        return;
-    if (unpack)
-        plx_dt_unpack(t, (size_t)count * (size_t)dt->size, buf, dt);
-    free(t);
+    return plx_barrier(comm, plx_cc_reqp(req), "MPI_Ibarrier");
+}
+
+static int plx_bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm, MPI_Request *req,
+                     const char *fn)
+{
+    struct plx_comm *c = NULL;
+    struct plx_datatype *dt = NULL;
+    plx_api_lock();
+    int rc = plx_cc_comm(comm, req, &c, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_cc_buf(c, fn, buf, count, dtype, &dt, "buffer");
+    if (rc == MPI_SUCCESS)
+        rc = plx_cc_root(c, root, fn);
+    if (rc == MPI_SUCCESS) {
+        struct plx_sched *s = plx_sched_new(c);
+        plx_coll_bcast_sched(s, buf, count, dt, root);
+        rc = plx_cc_go(s, req, c);
+    }
+    plx_api_unlock();
+    return rc;
 }
 
 int PMPI_Bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm)
 {
-    static const char fn[] = "MPI_Bcast";
-    struct plx_comm *c = NULL;
-    struct plx_datatype *dt = NULL;
-    plx_api_lock();
-    int rc = plx_api_comm(comm, &c, fn);
-    if (rc == MPI_SUCCESS)
-        rc = plx_api_coll_buf(c, buf, count, dtype, &dt, fn, "buffer");
-    if (rc == MPI_SUCCESS)
-        rc = plx_api_root(c, root, fn);
-    if (rc == MPI_SUCCESS) {
-        void *t = plx_stage(buf, count, dt, c->rank == root);
-        plx_status_t st = plx_coll_bcast(t, (size_t)count * (size_t)dt->size, root, c, PLX_TAG_BCAST);
-        plx_unstage(t, buf, count, dt, c->rank != root);
-        if (st != PLX_OK)
-            rc = plx_api_coll_fail(c, fn, st);
-    }
-    plx_api_unlock();
-    return rc;
+    return plx_bcast(buf, count, dtype, root, comm, NULL, "MPI_Bcast");
 }
 
-/* Gather everything to root and reduce there in rank order (correct for
- * non-commutative operations too). */
-static int plx_api_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root,
-                          struct plx_comm *c, int all, const char *fn)
+int PMPI_Ibcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm, MPI_Request *req)
 {
-    struct plx_datatype *dt = NULL;
-    int rc = plx_api_coll_buf(c, rbuf, (all || c->rank == root) ? count : 0, dtype, &dt, fn, "recvbuf");
+    return plx_bcast(buf, count, dtype, root, comm, plx_cc_reqp(req), "MPI_Ibcast");
+}
+
+/* --- gather, scatter ---------------------------------------------------- */
+
+/* kind: 0 gather, 1 gatherv, 2 scatter, 3 scatterv */
+static int plx_gs(int kind, const void *sbuf, int scount, const int *scounts, const int *sdispls, MPI_Datatype stype,
+                  void *rbuf, int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype, int root,
+                  MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    struct plx_comm *c = NULL;
+    struct plx_datatype *sdt = NULL, *rdt = NULL;
+    plx_api_lock();
+    int rc = plx_cc_comm(comm, req, &c, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_cc_root(c, root, fn);
     if (rc)
-        return rc;
-    if (!plx_op_valid(op))
-        return plx_api_err(c, fn, MPI_ERR_OP, "argument 'op' is not a valid operation (handle 0x%x)",
-                           (unsigned)op);
-    size_t bytes = (size_t)count * (size_t)dt->size;
-    void *mine = plx_malloc(bytes);
-    const void *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    plx_dt_pack(src, count, dt, mine);
-    char *all_data = c->rank == root ? plx_malloc(bytes * (size_t)c->size) : NULL;
-    plx_status_t st = plx_coll_gather(mine, bytes, all_data, root, c, PLX_TAG_REDUCE);
-    if (st == PLX_OK && c->rank == root && count > 0) {
-        /* result = d[0] op d[1] op ... op d[n-1]: fold from the right */
-        char *acc = all_data + bytes * (size_t)(c->size - 1);
-        for (int r = c->size - 2; r >= 0; r--) {
-            if (plx_op_apply(op, dtype, all_data + bytes * (size_t)r, acc, count) != 0) {
-                rc = plx_api_err(c, fn, MPI_ERR_OP, "operation 0x%x is not defined for datatype %s",
-                                 (unsigned)op, dt->name);
-                break;
-            }
+        goto out;
+    int am_root = c->rank == root, gather = kind < 2;
+    if (gather) {
+        if (!(am_root && sbuf == MPI_IN_PLACE))
+            rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
+        if (rc == MPI_SUCCESS && am_root) {
+            if (kind == 1 && (rc = plx_cc_counts(c, fn, rcounts, rdispls, "recvcounts")) == MPI_SUCCESS)
+                rc = plx_cc_buf(c, fn, rbuf, 0, rtype, &rdt, "recvbuf");
+            else if (kind == 0)
+                rc = plx_cc_buf(c, fn, rbuf, rcount, rtype, &rdt, "recvbuf");
         }
-        if (rc == MPI_SUCCESS && c->size == 1 && plx_op_apply(op, dtype, acc, mine, 0) != 0)
-            rc = plx_api_err(c, fn, MPI_ERR_OP, "operation 0x%x is not defined for datatype %s", (unsigned)op,
-                             dt->name);
-        if (rc == MPI_SUCCESS)
-            memcpy(mine, acc, bytes);
+    } else {
+        if (!(am_root && rbuf == MPI_IN_PLACE))
+            rc = plx_cc_buf(c, fn, rbuf, rcount, rtype, &rdt, "recvbuf");
+        if (rc == MPI_SUCCESS && am_root) {
+            if (kind == 3 && (rc = plx_cc_counts(c, fn, scounts, sdispls, "sendcounts")) == MPI_SUCCESS)
+                rc = plx_cc_buf(c, fn, sbuf, 0, stype, &sdt, "sendbuf");
+            else if (kind == 2)
+                rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
+        }
     }
-    if (st == PLX_OK && all) {
-        int ok = rc == MPI_SUCCESS;
-        st = plx_coll_bcast(&ok, sizeof ok, root, c, PLX_TAG_REDUCE);
-        if (st == PLX_OK && ok)
-            st = plx_coll_bcast(mine, bytes, root, c, PLX_TAG_REDUCE);
-        if (st == PLX_OK && !ok && rc == MPI_SUCCESS)
-            rc = plx_api_err(c, fn, MPI_ERR_OP, "operation 0x%x is not defined for datatype %s", (unsigned)op,
-                             dt->name);
-    }
-    if (st == PLX_OK && rc == MPI_SUCCESS && (all || c->rank == root))
-        plx_dt_unpack(mine, bytes, rbuf, dt);
-    free(mine);
-    free(all_data);
-    if (st != PLX_OK && rc == MPI_SUCCESS)
-        rc = plx_api_coll_fail(c, fn, st);
-    return rc;
-}
-
-int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root, MPI_Comm comm)
-{
-    struct plx_comm *c = NULL;
-    plx_api_lock();
-    int rc = plx_api_comm(comm, &c, "MPI_Reduce");
-    if (rc == MPI_SUCCESS)
-        rc = plx_api_root(c, root, "MPI_Reduce");
-    if (rc == MPI_SUCCESS)
-        rc = plx_api_reduce(sbuf, rbuf, count, dtype, op, root, c, 0, "MPI_Reduce");
-    plx_api_unlock();
-    return rc;
-}
-
-int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
-{
-    struct plx_comm *c = NULL;
-    plx_api_lock();
-    int rc = plx_api_comm(comm, &c, "MPI_Allreduce");
-    if (rc == MPI_SUCCESS)
-        rc = plx_api_reduce(sbuf, rbuf, count, dtype, op, 0, c, 1, "MPI_Allreduce");
-    plx_api_unlock();
-    return rc;
-}
-
-static int plx_api_gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                          MPI_Datatype rtype, int root, struct plx_comm *c, int all, const char *fn)
-{
-    struct plx_datatype *sdt, *rdt = NULL;
-    int in_place = sbuf == MPI_IN_PLACE;
-    int rc = MPI_SUCCESS;
-    if (all || c->rank == root)
-        rc = plx_api_coll_buf(c, rbuf, rcount, rtype, &rdt, fn, "recvbuf");
-    if (rc == MPI_SUCCESS && !in_place)
-        rc = plx_api_coll_buf(c, sbuf, scount, stype, &sdt, fn, "sendbuf");
     if (rc)
-        return rc;
-    size_t rbytes = rdt ? (size_t)rcount * (size_t)rdt->size : 0;
-    size_t sbytes = in_place ? rbytes : (size_t)scount * (size_t)sdt->size;
-    if (rdt && sbytes != rbytes)
-        return plx_api_err(c, fn, MPI_ERR_TRUNCATE, "send size %zu bytes differs from receive size %zu bytes",
-                           sbytes, rbytes);
-    void *mine = plx_malloc(sbytes);
-    if (in_place)
-        plx_dt_pack((char *)rbuf + (size_t)c->rank * (size_t)rcount * (size_t)rdt->extent, rcount, rdt, mine);
-    else
-        plx_dt_pack(sbuf, scount, sdt, mine);
-    void *all_data = rdt ? plx_malloc(rbytes * (size_t)c->size) : NULL;
-    plx_status_t st = all ? plx_coll_allgather(mine, sbytes, all_data, c, PLX_TAG_GATHER)
-                          : plx_coll_gather(mine, sbytes, all_data, root, c, PLX_TAG_GATHER);
-    if (st == PLX_OK && all_data)
-        plx_dt_unpack(all_data, rbytes * (size_t)c->size, rbuf, rdt);
-    free(mine);
-    free(all_data);
-    return st == PLX_OK ? MPI_SUCCESS : plx_api_coll_fail(c, fn, st);
+        goto out;
+    struct plx_sched *s = plx_sched_new(c);
+    switch (kind) {
+    case 0:
+        plx_coll_gather_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt, root);
+        break;
+    case 1:
+        plx_coll_gatherv_sched(s, sbuf, scount, sdt, rbuf, rcounts, rdispls, rdt, root);
+        break;
+    case 2:
+        plx_coll_scatter_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt, root);
+        break;
+    default:
+        plx_coll_scatterv_sched(s, sbuf, scounts, sdispls, sdt, rbuf, rcount, rdt, root);
+        break;
+    }
+    rc = plx_cc_go(s, req, c);
+out:
+    plx_api_unlock();
+    return rc;
 }
 
 int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                 int root, MPI_Comm comm)
 {
+    return plx_gs(0, sbuf, scount, NULL, NULL, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, NULL,
+                  "MPI_Gather");
+}
+
+int PMPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                 int root, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_gs(0, sbuf, scount, NULL, NULL, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, plx_cc_reqp(req),
+                  "MPI_Igather");
+}
+
+int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                 const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    return plx_gs(1, sbuf, scount, NULL, NULL, stype, rbuf, 0, rcounts, displs, rtype, root, comm, NULL,
+                  "MPI_Gatherv");
+}
+
+int PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                  const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_gs(1, sbuf, scount, NULL, NULL, stype, rbuf, 0, rcounts, displs, rtype, root, comm, plx_cc_reqp(req),
+                  "MPI_Igatherv");
+}
+
+int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                 int root, MPI_Comm comm)
+{
+    return plx_gs(2, sbuf, scount, NULL, NULL, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, NULL,
+                  "MPI_Scatter");
+}
+
+int PMPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                  int root, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_gs(2, sbuf, scount, NULL, NULL, stype, rbuf, rcount, NULL, NULL, rtype, root, comm,
+                  plx_cc_reqp(req), "MPI_Iscatter");
+}
+
+int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
+                  int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    return plx_gs(3, sbuf, 0, scounts, displs, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, NULL,
+                  "MPI_Scatterv");
+}
+
+int PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
+                   int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_gs(3, sbuf, 0, scounts, displs, stype, rbuf, rcount, NULL, NULL, rtype, root, comm,
+                  plx_cc_reqp(req), "MPI_Iscatterv");
+}
+
+/* --- allgather(v) --------------------------------------------------------- */
+
+static int plx_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, int v,
+                         const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req,
+                         const char *fn)
+{
     struct plx_comm *c = NULL;
+    struct plx_datatype *sdt = NULL, *rdt = NULL;
     plx_api_lock();
-    int rc = plx_api_comm(comm, &c, "MPI_Gather");
+    int rc = plx_cc_comm(comm, req, &c, fn);
+    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
+        rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
+    if (rc == MPI_SUCCESS && v)
+        rc = plx_cc_counts(c, fn, rcounts, displs, "recvcounts");
     if (rc == MPI_SUCCESS)
-        rc = plx_api_root(c, root, "MPI_Gather");
-    if (rc == MPI_SUCCESS)
-        rc = plx_api_gather(sbuf, scount, stype, rbuf, rcount, rtype, root, c, 0, "MPI_Gather");
+        rc = plx_cc_buf(c, fn, rbuf, v ? 0 : rcount, rtype, &rdt, "recvbuf");
+    if (rc == MPI_SUCCESS) {
+        struct plx_sched *s = plx_sched_new(c);
+        if (v)
+            plx_coll_allgatherv_sched(s, sbuf, scount, sdt, rbuf, rcounts, displs, rdt);
+        else
+            plx_coll_allgather_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt);
+        rc = plx_cc_go(s, req, c);
+    }
     plx_api_unlock();
     return rc;
 }
@@ -234,11 +334,286 @@ int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, in
 int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                    MPI_Comm comm)
 {
+    return plx_allgather(sbuf, scount, stype, rbuf, rcount, 0, NULL, NULL, rtype, comm, NULL, "MPI_Allgather");
+}
+
+int PMPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                    MPI_Comm comm, MPI_Request *req)
+{
+    return plx_allgather(sbuf, scount, stype, rbuf, rcount, 0, NULL, NULL, rtype, comm, plx_cc_reqp(req),
+                         "MPI_Iallgather");
+}
+
+int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                    const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+{
+    return plx_allgather(sbuf, scount, stype, rbuf, 0, 1, rcounts, displs, rtype, comm, NULL, "MPI_Allgatherv");
+}
+
+int PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                     const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_allgather(sbuf, scount, stype, rbuf, 0, 1, rcounts, displs, rtype, comm, plx_cc_reqp(req),
+                         "MPI_Iallgatherv");
+}
+
+/* --- alltoall(v/w) -------------------------------------------------------- */
+
+static int plx_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                        MPI_Comm comm, MPI_Request *req, const char *fn)
+{
     struct plx_comm *c = NULL;
+    struct plx_datatype *sdt = NULL, *rdt = NULL;
     plx_api_lock();
-    int rc = plx_api_comm(comm, &c, "MPI_Allgather");
+    int rc = plx_cc_comm(comm, req, &c, fn);
+    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
+        rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
     if (rc == MPI_SUCCESS)
-        rc = plx_api_gather(sbuf, scount, stype, rbuf, rcount, rtype, 0, c, 1, "MPI_Allgather");
+        rc = plx_cc_buf(c, fn, rbuf, rcount, rtype, &rdt, "recvbuf");
+    if (rc == MPI_SUCCESS) {
+        struct plx_sched *s = plx_sched_new(c);
+        plx_coll_alltoall_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt);
+        rc = plx_cc_go(s, req, c);
+    }
     plx_api_unlock();
     return rc;
+}
+
+int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                  MPI_Comm comm)
+{
+    return plx_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, NULL, "MPI_Alltoall");
+}
+
+int PMPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                   MPI_Comm comm, MPI_Request *req)
+{
+    return plx_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, plx_cc_reqp(req), "MPI_Ialltoall");
+}
+
+/* Per-peer (count, byte displacement, type) arrays of one side of an
+ * alltoallv/w, checked. w: displacements are bytes and types per peer. */
+static int plx_cc_side(struct plx_comm *c, const char *fn, const void *buf, const int *counts, const int *displs,
+                       const MPI_Datatype *types, MPI_Datatype type, int w, MPI_Aint *bd, struct plx_datatype **dts,
+                       const char *arg)
+{
+    int rc = plx_cc_counts(c, fn, counts, displs, arg);
+    if (rc == MPI_SUCCESS && w && !types)
+        rc = plx_api_null_arg(c, fn, "types");
+    for (int i = 0; rc == MPI_SUCCESS && i < c->size; i++) {
+        rc = plx_cc_buf(c, fn, buf, counts[i], w ? types[i] : type, &dts[i], arg);
+        if (rc == MPI_SUCCESS)
+            bd[i] = w ? (MPI_Aint)displs[i] : (MPI_Aint)displs[i] * dts[i]->extent;
+    }
+    return rc;
+}
+
+static int plx_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, const MPI_Datatype *stypes,
+                         MPI_Datatype stype, void *rbuf, const int *rcounts, const int *rdispls,
+                         const MPI_Datatype *rtypes, MPI_Datatype rtype, int w, MPI_Comm comm, MPI_Request *req,
+                         const char *fn)
+{
+    struct plx_comm *c = NULL;
+    plx_api_lock();
+    int rc = plx_cc_comm(comm, req, &c, fn);
+    if (rc) {
+        plx_api_unlock();
+        return rc;
+    }
+    int p = c->size;
+    MPI_Aint *sd = plx_malloc(2 * (size_t)p * sizeof *sd), *rd = sd + p;
+    struct plx_datatype **sdts = plx_malloc(2 * (size_t)p * sizeof *sdts), **rdts = sdts + p;
+    if (sbuf != MPI_IN_PLACE)
+        rc = plx_cc_side(c, fn, sbuf, scounts, sdispls, stypes, stype, w, sd, sdts, "sendcounts");
+    if (rc == MPI_SUCCESS)
+        rc = plx_cc_side(c, fn, rbuf, rcounts, rdispls, rtypes, rtype, w, rd, rdts, "recvcounts");
+    if (rc == MPI_SUCCESS) {
+        struct plx_sched *s = plx_sched_new(c);
+        plx_coll_alltoallw_sched(s, sbuf, scounts, sd, sdts, rbuf, rcounts, rd, rdts);
+        rc = plx_cc_go(s, req, c);
+    }
+    free(sd);
+    free(sdts);
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
+{
+    return plx_alltoallw(sbuf, scounts, sdispls, NULL, stype, rbuf, rcounts, rdispls, NULL, rtype, 0, comm, NULL,
+                         "MPI_Alltoallv");
+}
+
+int PMPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+                    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_alltoallw(sbuf, scounts, sdispls, NULL, stype, rbuf, rcounts, rdispls, NULL, rtype, 0, comm,
+                         plx_cc_reqp(req), "MPI_Ialltoallv");
+}
+
+int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
+                   void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
+{
+    return plx_alltoallw(sbuf, scounts, sdispls, stypes, 0, rbuf, rcounts, rdispls, rtypes, 0, 1, comm, NULL,
+                         "MPI_Alltoallw");
+}
+
+int PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
+                    void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                    MPI_Request *req)
+{
+    return plx_alltoallw(sbuf, scounts, sdispls, stypes, 0, rbuf, rcounts, rdispls, rtypes, 0, 1, comm,
+                         plx_cc_reqp(req), "MPI_Ialltoallw");
+}
+
+/* --- reductions ---------------------------------------------------------- */
+
+enum { PLX_RED_REDUCE, PLX_RED_ALLREDUCE, PLX_RED_SCAN, PLX_RED_EXSCAN, PLX_RED_SCATTER, PLX_RED_SCATTER_BLOCK };
+
+static int plx_red(int kind, const void *sbuf, void *rbuf, int count, const int *rcounts, MPI_Datatype dtype,
+                   MPI_Op oph, int root, MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    struct plx_comm *c = NULL;
+    struct plx_datatype *dt = NULL;
+    struct plx_op *op = NULL;
+    plx_api_lock();
+    int rc = plx_cc_comm(comm, req, &c, fn);
+    if (rc == MPI_SUCCESS && kind == PLX_RED_REDUCE)
+        rc = plx_cc_root(c, root, fn);
+    if (rc)
+        goto out;
+    int *counts = NULL;
+    MPI_Aint total = count;
+    if (kind == PLX_RED_SCATTER) {
+        if (!rcounts) {
+            rc = plx_api_null_arg(c, fn, "recvcounts");
+            goto out;
+        }
+        total = 0;
+        for (int i = 0; i < c->size; i++) {
+            if (rcounts[i] < 0) {
+                rc = plx_api_err(c, fn, MPI_ERR_COUNT, "recvcounts[%d] is negative (%d)", i, rcounts[i]);
+                goto out;
+            }
+            total += rcounts[i];
+        }
+    } else if (kind == PLX_RED_SCATTER_BLOCK) {
+        total = (MPI_Aint)count * c->size;
+    }
+    int in_place = sbuf == MPI_IN_PLACE;
+    if (in_place && kind == PLX_RED_REDUCE && c->rank != root)
+        in_place = 0;   /* only the root may pass MPI_IN_PLACE; elsewhere it is just a pointer */
+    MPI_Aint rlen = kind == PLX_RED_SCATTER ? rcounts[c->rank] : count;
+    int has_rbuf = kind != PLX_RED_REDUCE || c->rank == root;
+    rc = plx_cc_buf(c, fn, has_rbuf ? rbuf : (void *)1, has_rbuf ? (in_place ? total : rlen) : 0, dtype, &dt,
+                    "recvbuf");
+    if (rc == MPI_SUCCESS && !in_place)
+        rc = plx_cc_buf(c, fn, sbuf, total, dtype, &dt, "sendbuf");
+    if (rc == MPI_SUCCESS && !in_place && has_rbuf)
+        rc = plx_cc_alias(c, fn, sbuf, rbuf, total);
+    if (rc == MPI_SUCCESS)
+        rc = plx_cc_op(c, fn, oph, dt, &op);
+    if (rc)
+        goto out;
+    struct plx_sched *s = plx_sched_new(c);
+    plx_sched_set_op(s, op);
+    switch (kind) {
+    case PLX_RED_REDUCE:
+        plx_coll_reduce_sched(s, sbuf, rbuf, count, dt, root);
+        break;
+    case PLX_RED_ALLREDUCE:
+        plx_coll_allreduce_sched(s, sbuf, rbuf, count, dt);
+        break;
+    case PLX_RED_SCAN:
+    case PLX_RED_EXSCAN:
+        plx_coll_scan_sched(s, sbuf, rbuf, count, dt, kind == PLX_RED_EXSCAN);
+        break;
+    case PLX_RED_SCATTER:
+        plx_coll_reduce_scatter_sched(s, sbuf, rbuf, rcounts, dt);
+        break;
+    default:
+        counts = plx_malloc((size_t)c->size * sizeof *counts);
+        for (int i = 0; i < c->size; i++)
+            counts[i] = count;
+        plx_coll_reduce_scatter_sched(s, sbuf, rbuf, counts, dt);
+        free(counts);
+        break;
+    }
+    rc = plx_cc_go(s, req, c);
+out:
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root, MPI_Comm comm)
+{
+    return plx_red(PLX_RED_REDUCE, sbuf, rbuf, count, NULL, dtype, op, root, comm, NULL, "MPI_Reduce");
+}
+
+int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root, MPI_Comm comm,
+                 MPI_Request *req)
+{
+    return plx_red(PLX_RED_REDUCE, sbuf, rbuf, count, NULL, dtype, op, root, comm, plx_cc_reqp(req), "MPI_Ireduce");
+}
+
+int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
+{
+    return plx_red(PLX_RED_ALLREDUCE, sbuf, rbuf, count, NULL, dtype, op, 0, comm, NULL, "MPI_Allreduce");
+}
+
+int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
+                    MPI_Request *req)
+{
+    return plx_red(PLX_RED_ALLREDUCE, sbuf, rbuf, count, NULL, dtype, op, 0, comm, plx_cc_reqp(req),
+                   "MPI_Iallreduce");
+}
+
+int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
+{
+    return plx_red(PLX_RED_SCAN, sbuf, rbuf, count, NULL, dtype, op, 0, comm, NULL, "MPI_Scan");
+}
+
+int PMPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
+               MPI_Request *req)
+{
+    return plx_red(PLX_RED_SCAN, sbuf, rbuf, count, NULL, dtype, op, 0, comm, plx_cc_reqp(req), "MPI_Iscan");
+}
+
+int PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
+{
+    return plx_red(PLX_RED_EXSCAN, sbuf, rbuf, count, NULL, dtype, op, 0, comm, NULL, "MPI_Exscan");
+}
+
+int PMPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request *req)
+{
+    return plx_red(PLX_RED_EXSCAN, sbuf, rbuf, count, NULL, dtype, op, 0, comm, plx_cc_reqp(req), "MPI_Iexscan");
+}
+
+int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype, MPI_Op op,
+                        MPI_Comm comm)
+{
+    return plx_red(PLX_RED_SCATTER, sbuf, rbuf, 0, rcounts, dtype, op, 0, comm, NULL, "MPI_Reduce_scatter");
+}
+
+int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype, MPI_Op op,
+                         MPI_Comm comm, MPI_Request *req)
+{
+    return plx_red(PLX_RED_SCATTER, sbuf, rbuf, 0, rcounts, dtype, op, 0, comm, plx_cc_reqp(req),
+                   "MPI_Ireduce_scatter");
+}
+
+int PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype, MPI_Op op,
+                              MPI_Comm comm)
+{
+    return plx_red(PLX_RED_SCATTER_BLOCK, sbuf, rbuf, rcount, NULL, dtype, op, 0, comm, NULL,
+                   "MPI_Reduce_scatter_block");
+}
+
+int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype, MPI_Op op,
+                               MPI_Comm comm, MPI_Request *req)
+{
+    return plx_red(PLX_RED_SCATTER_BLOCK, sbuf, rbuf, rcount, NULL, dtype, op, 0, comm, plx_cc_reqp(req),
+                   "MPI_Ireduce_scatter_block");
 }

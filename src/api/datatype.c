@@ -1,6 +1,11 @@
-/* Datatype entry points (predefined types for now). */
+/*
+ * Datatype entry points: constructors, commit/free, queries (extent, size,
+ * envelope, contents, name), MPI_Pack/Unpack and their external32 forms.
+ * The engine is src/core/datatype.c and dt_pack.c.
+ */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "api/api.h"
 #include "core/datatype.h"
@@ -15,16 +20,42 @@
 #pragma weak MPI_Type_set_name = PMPI_Type_set_name
 #pragma weak MPI_Type_commit = PMPI_Type_commit
 #pragma weak MPI_Type_free = PMPI_Type_free
+#pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
+#pragma weak MPI_Type_vector = PMPI_Type_vector
+#pragma weak MPI_Type_create_hvector = PMPI_Type_create_hvector
+#pragma weak MPI_Type_indexed = PMPI_Type_indexed
+#pragma weak MPI_Type_create_hindexed = PMPI_Type_create_hindexed
+#pragma weak MPI_Type_create_indexed_block = PMPI_Type_create_indexed_block
+#pragma weak MPI_Type_create_hindexed_block = PMPI_Type_create_hindexed_block
+#pragma weak MPI_Type_create_struct = PMPI_Type_create_struct
+#pragma weak MPI_Type_create_subarray = PMPI_Type_create_subarray
+#pragma weak MPI_Type_create_darray = PMPI_Type_create_darray
+#pragma weak MPI_Type_create_resized = PMPI_Type_create_resized
+#pragma weak MPI_Type_dup = PMPI_Type_dup
+#pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
+#pragma weak MPI_Type_get_contents = PMPI_Type_get_contents
+#pragma weak MPI_Type_match_size = PMPI_Type_match_size
+#pragma weak MPI_Pack = PMPI_Pack
+#pragma weak MPI_Unpack = PMPI_Unpack
+#pragma weak MPI_Pack_size = PMPI_Pack_size
+#pragma weak MPI_Pack_external = PMPI_Pack_external
+#pragma weak MPI_Unpack_external = PMPI_Unpack_external
+#pragma weak MPI_Pack_external_size = PMPI_Pack_external_size
+
+static int plx_api_dt_arg(MPI_Datatype h, struct plx_datatype **dt_p, const char *fn, const char *arg)
+{
+    struct plx_datatype *dt = plx_dt_lookup(h);
+    if (!dt)
+        return plx_api_err(NULL, fn, MPI_ERR_TYPE, "argument '%s' is %s (handle 0x%x)", arg,
+                           h == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype", (unsigned)h);
+    *dt_p = dt;
+    return MPI_SUCCESS;
+}
 
 static int plx_api_dt(MPI_Datatype h, struct plx_datatype **dt_p, const char *fn)
 {
     plx_api_check_init(fn);
-    struct plx_datatype *dt = plx_dt_lookup(h);
-    if (!dt)
-        return plx_api_err(NULL, fn, MPI_ERR_TYPE, "argument 'datatype' is %s (handle 0x%x)",
-                           h == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype", (unsigned)h);
-    *dt_p = dt;
-    return MPI_SUCCESS;
+    return plx_api_dt_arg(h, dt_p, fn, "datatype");
 }
 
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
@@ -131,14 +162,19 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *name)
 int PMPI_Type_commit(MPI_Datatype *datatype)
 {
     struct plx_datatype *dt = NULL;
+    plx_api_check_init("MPI_Type_commit");
     if (!datatype)
         return plx_api_null_arg(NULL, "MPI_Type_commit", "datatype");
-    return plx_api_dt(*datatype, &dt, "MPI_Type_commit");
+    int rc = plx_api_dt(*datatype, &dt, "MPI_Type_commit");
+    if (rc == MPI_SUCCESS)
+        dt->committed = 1;     /* flattened when it was built */
+    return rc;
 }
 
 int PMPI_Type_free(MPI_Datatype *datatype)
 {
     struct plx_datatype *dt = NULL;
+    plx_api_check_init("MPI_Type_free");
     if (!datatype)
         return plx_api_null_arg(NULL, "MPI_Type_free", "datatype");
     int rc = plx_api_dt(*datatype, &dt, "MPI_Type_free");
@@ -147,6 +183,535 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     if (dt->obj.builtin)
         return plx_api_err(NULL, "MPI_Type_free", MPI_ERR_TYPE, "cannot free the predefined datatype %s",
                            dt->name);
+    plx_api_lock();
+    plx_dt_release(dt);
+    plx_api_unlock();
     *datatype = MPI_DATATYPE_NULL;
+    return MPI_SUCCESS;
+}
+
+/* --- constructors ---------------------------------------------------------- */
+
+static int plx_api_new_type(struct plx_datatype *d, MPI_Datatype *newtype, const char *fn)
+{
+    if (!d)
+        return plx_api_err(NULL, fn, MPI_ERR_INTERN, "out of datatype handles");
+    *newtype = d->obj.handle;
+    return MPI_SUCCESS;
+}
+
+/* Common checks: count >= 0, oldtype valid, newtype not NULL. */
+static int plx_api_ctor_check(int count, MPI_Datatype old, struct plx_datatype **old_p, MPI_Datatype *newtype,
+                              const char *fn)
+{
+    plx_api_check_init(fn);
+    if (count < 0)
+        return plx_api_err(NULL, fn, MPI_ERR_COUNT, "argument 'count' is negative (%d)", count);
+    if (!newtype)
+        return plx_api_null_arg(NULL, fn, "newtype");
+    return plx_api_dt_arg(old, old_p, fn, "oldtype");
+}
+
+static int plx_api_blocklens_check(int count, const int *bl, const char *fn)
+{
+    if (count > 0 && !bl)
+        return plx_api_null_arg(NULL, fn, "array_of_blocklengths");
+    for (int i = 0; i < count; i++)
+        if (bl[i] < 0)
+            return plx_api_err(NULL, fn, MPI_ERR_ARG, "array_of_blocklengths[%d] is negative (%d)", i, bl[i]);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_contiguous";
+    struct plx_datatype *old = NULL;
+    int rc = plx_api_ctor_check(count, oldtype, &old, newtype, fn);
+    if (rc)
+        return rc;
+    plx_api_lock();
+    rc = plx_api_new_type(plx_dt_contiguous(count, old), newtype, fn);
+    plx_api_unlock();
+    return rc;
+}
+
+static int plx_api_vector(int count, int blocklen, MPI_Aint stride, int bytes, MPI_Datatype oldtype,
+                          MPI_Datatype *newtype, const char *fn)
+{
+    struct plx_datatype *old = NULL;
+    int rc = plx_api_ctor_check(count, oldtype, &old, newtype, fn);
+    if (rc)
+        return rc;
+    if (blocklen < 0)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "argument 'blocklength' is negative (%d)", blocklen);
+    plx_api_lock();
+    rc = plx_api_new_type(plx_dt_vector(count, blocklen, stride, bytes, old), newtype, fn);
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return plx_api_vector(count, blocklength, stride, 0, oldtype, newtype, "MPI_Type_vector");
+}
+
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype)
+{
+    return plx_api_vector(count, blocklength, stride, 1, oldtype, newtype, "MPI_Type_create_hvector");
+}
+
+static int plx_api_indexed(int count, const int *bls, int bl, const int *idisps, const MPI_Aint *adisps,
+                           MPI_Datatype oldtype, MPI_Datatype *newtype, const char *fn)
+{
+    struct plx_datatype *old = NULL;
+    int rc = plx_api_ctor_check(count, oldtype, &old, newtype, fn);
+    if (rc == MPI_SUCCESS && bls)
+        rc = plx_api_blocklens_check(count, bls, fn);
+    if (rc)
+        return rc;
+    if (!bls && bl < 0)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "argument 'blocklength' is negative (%d)", bl);
+    if (count > 0 && !idisps && !adisps)
+        return plx_api_null_arg(NULL, fn, "array_of_displacements");
+    plx_api_lock();
+    rc = plx_api_new_type(plx_dt_indexed(count, bls, bl, idisps, adisps, old), newtype, fn);
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Type_indexed(int count, const int blocklens[], const int disps[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_indexed";
+    if (count > 0 && !blocklens) {
+        plx_api_check_init(fn);
+        return plx_api_null_arg(NULL, fn, "array_of_blocklengths");
+    }
+    static const int none = 0;
+    return plx_api_indexed(count, count > 0 ? blocklens : &none, 0, count > 0 ? disps : &none, NULL, oldtype,
+                           newtype, fn);
+}
+
+int PMPI_Type_create_hindexed(int count, const int blocklens[], const MPI_Aint disps[], MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_hindexed";
+    static const int none = 0;
+    static const MPI_Aint anone = 0;
+    if (count > 0 && !blocklens) {
+        plx_api_check_init(fn);
+        return plx_api_null_arg(NULL, fn, "array_of_blocklengths");
+    }
+    return plx_api_indexed(count, count > 0 ? blocklens : &none, 0, NULL, count > 0 ? disps : &anone, oldtype,
+                           newtype, fn);
+}
+
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int disps[], MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype)
+{
+    static const int none = 0;
+    if (count > 0 && !disps)
+        return plx_api_indexed(count, NULL, blocklength, NULL, NULL, oldtype, newtype,
+                               "MPI_Type_create_indexed_block");
+    return plx_api_indexed(count, NULL, blocklength, disps ? disps : &none, NULL, oldtype, newtype,
+                           "MPI_Type_create_indexed_block");
+}
+
+int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint disps[], MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype)
+{
+    static const MPI_Aint anone = 0;
+    if (count > 0 && !disps)
+        return plx_api_indexed(count, NULL, blocklength, NULL, NULL, oldtype, newtype,
+                               "MPI_Type_create_hindexed_block");
+    return plx_api_indexed(count, NULL, blocklength, NULL, disps ? disps : &anone, oldtype, newtype,
+                           "MPI_Type_create_hindexed_block");
+}
+
+int PMPI_Type_create_struct(int count, const int blocklens[], const MPI_Aint disps[], const MPI_Datatype types[],
+                            MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_struct";
+    plx_api_check_init(fn);
+    if (count < 0)
+        return plx_api_err(NULL, fn, MPI_ERR_COUNT, "argument 'count' is negative (%d)", count);
+    if (!newtype)
+        return plx_api_null_arg(NULL, fn, "newtype");
+    int rc = plx_api_blocklens_check(count, blocklens, fn);
+    if (rc)
+        return rc;
+    if (count > 0 && (!disps || !types))
+        return plx_api_null_arg(NULL, fn, disps ? "array_of_types" : "array_of_displacements");
+    struct plx_datatype **ts = plx_malloc(((size_t)count + 1) * sizeof *ts);
+    for (int i = 0; i < count; i++) {
+        ts[i] = plx_dt_lookup(types[i]);
+        if (!ts[i]) {
+            free(ts);
+            return plx_api_err(NULL, fn, MPI_ERR_TYPE, "array_of_types[%d] is %s (handle 0x%x)", i,
+                               types[i] == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype",
+                               (unsigned)types[i]);
+        }
+    }
+    static const int none = 0;
+    static const MPI_Aint anone = 0;
+    plx_api_lock();
+    rc = plx_api_new_type(plx_dt_struct(count, count ? blocklens : &none, count ? disps : &anone, ts), newtype, fn);
+    plx_api_unlock();
+    free(ts);
+    return rc;
+}
+
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_resized";
+    struct plx_datatype *old = NULL;
+    int rc = plx_api_ctor_check(0, oldtype, &old, newtype, fn);
+    if (rc)
+        return rc;
+    plx_api_lock();
+    rc = plx_api_new_type(plx_dt_resized(old, lb, extent), newtype, fn);
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_dup";
+    struct plx_datatype *old = NULL;
+    int rc = plx_api_ctor_check(0, oldtype, &old, newtype, fn);
+    if (rc)
+        return rc;
+    plx_api_lock();
+    struct plx_datatype *d = plx_dt_dup(old);
+    if (d && old->name[0])
+        snprintf(d->name, sizeof d->name, "%s", old->name);
+    rc = plx_api_new_type(d, newtype, fn);
+    plx_api_unlock();
+    return rc;
+}
+
+static int plx_api_order(int order, const char *fn)
+{
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "argument 'order' is %d (MPI_ORDER_C or MPI_ORDER_FORTRAN)",
+                           order);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
+                              MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_subarray";
+    struct plx_datatype *old = NULL;
+    int rc = plx_api_ctor_check(0, oldtype, &old, newtype, fn);
+    if (rc)
+        return rc;
+    if (ndims <= 0)
+        return plx_api_err(NULL, fn, MPI_ERR_DIMS, "argument 'ndims' is %d (must be positive)", ndims);
+    if (!sizes || !subsizes || !starts)
+        return plx_api_null_arg(NULL, fn, !sizes ? "array_of_sizes" : !subsizes ? "array_of_subsizes"
+                                                                                 : "array_of_starts");
+    if ((rc = plx_api_order(order, fn)))
+        return rc;
+    for (int i = 0; i < ndims; i++) {
+        if (sizes[i] <= 0)
+            return plx_api_err(NULL, fn, MPI_ERR_ARG, "array_of_sizes[%d] is %d (must be positive)", i, sizes[i]);
+        if (subsizes[i] <= 0 || subsizes[i] > sizes[i])
+            return plx_api_err(NULL, fn, MPI_ERR_ARG, "array_of_subsizes[%d] is %d (must be 1..%d)", i,
+                               subsizes[i], sizes[i]);
+        if (starts[i] < 0 || starts[i] > sizes[i] - subsizes[i])
+            return plx_api_err(NULL, fn, MPI_ERR_ARG, "array_of_starts[%d] is %d (must be 0..%d)", i, starts[i],
+                               sizes[i] - subsizes[i]);
+    }
+    plx_api_lock();
+    rc = plx_api_new_type(plx_dt_subarray(ndims, sizes, subsizes, starts, order, old), newtype, fn);
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[],
+                            const int dargs[], const int psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_darray";
+    struct plx_datatype *old = NULL;
+    int rc = plx_api_ctor_check(0, oldtype, &old, newtype, fn);
+    if (rc)
+        return rc;
+    if (size <= 0 || rank < 0 || rank >= size)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "arguments 'size' %d and 'rank' %d are invalid", size, rank);
+    if (ndims <= 0)
+        return plx_api_err(NULL, fn, MPI_ERR_DIMS, "argument 'ndims' is %d (must be positive)", ndims);
+    if (!gsizes || !distribs || !dargs || !psizes)
+        return plx_api_null_arg(NULL, fn, !gsizes ? "array_of_gsizes" : !distribs ? "array_of_distribs"
+                                          : !dargs ? "array_of_dargs" : "array_of_psizes");
+    if ((rc = plx_api_order(order, fn)))
+        return rc;
+    long prod = 1;
+    for (int i = 0; i < ndims; i++) {
+        if (gsizes[i] <= 0 || psizes[i] <= 0)
+            return plx_api_err(NULL, fn, MPI_ERR_ARG, "gsizes[%d] = %d and psizes[%d] = %d must be positive", i,
+                               gsizes[i], i, psizes[i]);
+        prod *= psizes[i];
+        int d = distribs[i];
+        if (d != MPI_DISTRIBUTE_BLOCK && d != MPI_DISTRIBUTE_CYCLIC && d != MPI_DISTRIBUTE_NONE)
+            return plx_api_err(NULL, fn, MPI_ERR_ARG, "array_of_distribs[%d] is %d", i, d);
+        if (d == MPI_DISTRIBUTE_NONE && psizes[i] != 1)
+            return plx_api_err(NULL, fn, MPI_ERR_ARG, "dimension %d is MPI_DISTRIBUTE_NONE but psizes[%d] is %d", i,
+                               i, psizes[i]);
+        if (dargs[i] != MPI_DISTRIBUTE_DFLT_DARG && dargs[i] <= 0)
+            return plx_api_err(NULL, fn, MPI_ERR_ARG, "array_of_dargs[%d] is %d", i, dargs[i]);
+        if (d == MPI_DISTRIBUTE_BLOCK && dargs[i] != MPI_DISTRIBUTE_DFLT_DARG &&
+            (long)dargs[i] * psizes[i] < gsizes[i])
+            return plx_api_err(NULL, fn, MPI_ERR_ARG, "block size %d times %d processes does not cover %d elements "
+                               "in dimension %d", dargs[i], psizes[i], gsizes[i], i);
+    }
+    if (prod != size)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "the process grid has %ld processes but 'size' is %d", prod, size);
+    plx_api_lock();
+    rc = plx_api_new_type(plx_dt_darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, old), newtype,
+                          fn);
+    plx_api_unlock();
+    return rc;
+}
+
+/* --- envelope and contents --------------------------------------------- */
+
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
+                           int *combiner)
+{
+    static const char fn[] = "MPI_Type_get_envelope";
+    struct plx_datatype *dt = NULL;
+    int rc = plx_api_dt(datatype, &dt, fn);
+    if (rc)
+        return rc;
+    if (!num_integers || !num_addresses || !num_datatypes || !combiner)
+        return plx_api_null_arg(NULL, fn, !num_integers ? "num_integers" : !num_addresses ? "num_addresses"
+                                          : !num_datatypes ? "num_datatypes" : "combiner");
+    *num_integers = dt->ni;
+    *num_addresses = dt->na;
+    *num_datatypes = dt->nt;
+    *combiner = dt->combiner;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                           int integers[], MPI_Aint addresses[], MPI_Datatype datatypes[])
+{
+    static const char fn[] = "MPI_Type_get_contents";
+    struct plx_datatype *dt = NULL;
+    int rc = plx_api_dt(datatype, &dt, fn);
+    if (rc)
+        return rc;
+    if (dt->combiner == MPI_COMBINER_NAMED)
+        return plx_api_err(NULL, fn, MPI_ERR_TYPE, "%s is a predefined datatype: it has no contents", dt->name);
+    if (max_integers < dt->ni || max_addresses < dt->na || max_datatypes < dt->nt)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "arrays too small: the type has %d integers, %d addresses and "
+                           "%d datatypes (see MPI_Type_get_envelope)", dt->ni, dt->na, dt->nt);
+    if ((dt->ni && !integers) || (dt->na && !addresses) || (dt->nt && !datatypes))
+        return plx_api_null_arg(NULL, fn, dt->ni && !integers ? "array_of_integers"
+                                          : dt->na && !addresses ? "array_of_addresses" : "array_of_datatypes");
+    if (dt->ni)
+        memcpy(integers, dt->ints, (size_t)dt->ni * sizeof(int));
+    if (dt->na)
+        memcpy(addresses, dt->aints, (size_t)dt->na * sizeof(MPI_Aint));
+    plx_api_lock();
+    for (int i = 0; i < dt->nt; i++) {
+        datatypes[i] = dt->types[i];
+        plx_dt_addref(dt->children[i]);    /* the caller frees derived ones */
+    }
+    plx_api_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
+{
+    static const char fn[] = "MPI_Type_match_size";
+    plx_api_check_init(fn);
+    if (!datatype)
+        return plx_api_null_arg(NULL, fn, "datatype");
+    static const MPI_Datatype reals[] = { MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE };
+    static const MPI_Datatype ints[] = { MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG_LONG };
+    static const MPI_Datatype cplx[] = { MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX };
+    const MPI_Datatype *list = NULL;
+    int n = 0;
+    switch (typeclass) {
+    case MPI_TYPECLASS_REAL: list = reals; n = 3; break;
+    case MPI_TYPECLASS_INTEGER: list = ints; n = 4; break;
+    case MPI_TYPECLASS_COMPLEX: list = cplx; n = 3; break;
+    default:
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "argument 'typeclass' is %d", typeclass);
+    }
+    for (int i = 0; i < n; i++)
+        if (((list[i] >> 8) & 0xff) == size) {
+            *datatype = list[i];
+            return MPI_SUCCESS;
+        }
+    return plx_api_err(NULL, fn, MPI_ERR_ARG, "no type of class %d has %d bytes", typeclass, size);
+}
+
+/* --- Pack / Unpack ------------------------------------------------------- */
+
+static int plx_api_pack_dt(int count, MPI_Datatype h, struct plx_datatype **dt_p, const char *fn)
+{
+    plx_api_check_init(fn);
+    if (count < 0)
+        return plx_api_err(NULL, fn, MPI_ERR_COUNT, "argument count is negative (%d)", count);
+    int rc = plx_api_dt_arg(h, dt_p, fn, "datatype");
+    if (rc == MPI_SUCCESS && !(*dt_p)->committed)
+        rc = plx_api_err(NULL, fn, MPI_ERR_TYPE, "datatype is not committed (call MPI_Type_commit)");
+    return rc;
+}
+
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
+              MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Pack";
+    struct plx_datatype *dt = NULL;
+    struct plx_comm *c = NULL;
+    int rc = plx_api_comm(comm, &c, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_pack_dt(incount, datatype, &dt, fn);
+    if (rc)
+        return rc;
+    if (!position)
+        return plx_api_null_arg(c, fn, "position");
+    size_t bytes = (size_t)incount * (size_t)dt->size;
+    if (*position < 0 || (size_t)*position + bytes > (size_t)(outsize < 0 ? 0 : outsize))
+        return plx_api_err(c, fn, MPI_ERR_TRUNCATE, "%zu bytes at position %d do not fit the %d-byte buffer", bytes,
+                           *position, outsize);
+    if (bytes && (!inbuf || !outbuf))
+        return plx_api_null_arg(c, fn, !inbuf ? "inbuf" : "outbuf");
+    plx_dt_pack(inbuf, incount, dt, (char *)outbuf + *position);
+    *position += (int)bytes;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
+                MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Unpack";
+    struct plx_datatype *dt = NULL;
+    struct plx_comm *c = NULL;
+    int rc = plx_api_comm(comm, &c, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_pack_dt(outcount, datatype, &dt, fn);
+    if (rc)
+        return rc;
+    if (!position)
+        return plx_api_null_arg(c, fn, "position");
+    size_t bytes = (size_t)outcount * (size_t)dt->size;
+    if (*position < 0 || (size_t)*position + bytes > (size_t)(insize < 0 ? 0 : insize))
+        return plx_api_err(c, fn, MPI_ERR_TRUNCATE, "%zu bytes at position %d go past the %d-byte input", bytes,
+                           *position, insize);
+    if (bytes && (!inbuf || !outbuf))
+        return plx_api_null_arg(c, fn, !inbuf ? "inbuf" : "outbuf");
+    plx_dt_unpack_range((const char *)inbuf + *position, bytes, outbuf, outcount, dt, 0);
+    *position += (int)bytes;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+    static const char fn[] = "MPI_Pack_size";
+    struct plx_datatype *dt = NULL;
+    struct plx_comm *c = NULL;
+    int rc = plx_api_comm(comm, &c, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_pack_dt(incount, datatype, &dt, fn);
+    if (rc)
+        return rc;
+    if (!size)
+        return plx_api_null_arg(c, fn, "size");
+    MPI_Count n = (MPI_Count)incount * dt->size;
+    if (n > 0x7fffffff)
+        return plx_api_err(c, fn, MPI_ERR_ARG, "%lld bytes do not fit an int", (long long)n);
+    *size = (int)n;
+    return MPI_SUCCESS;
+}
+
+static int plx_api_datarep(const char *datarep, const char *fn)
+{
+    if (!datarep)
+        return plx_api_null_arg(NULL, fn, "datarep");
+    if (strcmp(datarep, "external32") != 0)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "data representation \"%s\" is not supported (only "
+                           "\"external32\")", datarep);
+    return MPI_SUCCESS;
+}
+
+static int plx_api_x32_size(struct plx_datatype *dt, int count, MPI_Aint *size_p, const char *fn)
+{
+    MPI_Count n = plx_dt_external32_size(dt, count);
+    if (n < 0)
+        return plx_api_err(NULL, fn, MPI_ERR_TYPE, "datatype %s has no external32 representation", dt->name);
+    *size_p = (MPI_Aint)n;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
+{
+    static const char fn[] = "MPI_Pack_external_size";
+    struct plx_datatype *dt = NULL;
+    int rc = plx_api_pack_dt(incount, datatype, &dt, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_datarep(datarep, fn);
+    if (rc == MPI_SUCCESS && !size)
+        rc = plx_api_null_arg(NULL, fn, "size");
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_x32_size(dt, incount, size, fn);
+    return rc;
+}
+
+int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
+                       MPI_Aint outsize, MPI_Aint *position)
+{
+    static const char fn[] = "MPI_Pack_external";
+    struct plx_datatype *dt = NULL;
+    MPI_Aint bytes = 0;
+    int rc = plx_api_pack_dt(incount, datatype, &dt, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_datarep(datarep, fn);
+    if (rc == MPI_SUCCESS && !position)
+        rc = plx_api_null_arg(NULL, fn, "position");
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_x32_size(dt, incount, &bytes, fn);
+    if (rc)
+        return rc;
+    if (*position < 0 || *position + bytes > outsize)
+        return plx_api_err(NULL, fn, MPI_ERR_TRUNCATE, "%ld bytes at position %ld do not fit the %ld-byte buffer",
+                           (long)bytes, (long)*position, (long)outsize);
+    if (bytes && (!inbuf || !outbuf))
+        return plx_api_null_arg(NULL, fn, !inbuf ? "inbuf" : "outbuf");
+    if (plx_dt_pack_external32(inbuf, incount, dt, (char *)outbuf + *position) != 0)
+        return plx_api_err(NULL, fn, MPI_ERR_CONVERSION, "a value of %s does not fit its external32 size",
+                           dt->name);
+    *position += bytes;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+                         void *outbuf, int outcount, MPI_Datatype datatype)
+{
+    static const char fn[] = "MPI_Unpack_external";
+    struct plx_datatype *dt = NULL;
+    MPI_Aint bytes = 0;
+    int rc = plx_api_pack_dt(outcount, datatype, &dt, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_datarep(datarep, fn);
+    if (rc == MPI_SUCCESS && !position)
+        rc = plx_api_null_arg(NULL, fn, "position");
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_x32_size(dt, outcount, &bytes, fn);
+    if (rc)
+        return rc;
+    if (*position < 0 || *position + bytes > insize)
+        return plx_api_err(NULL, fn, MPI_ERR_TRUNCATE, "%ld bytes at position %ld go past the %ld-byte input",
+                           (long)bytes, (long)*position, (long)insize);
+    if (bytes && (!inbuf || !outbuf))
+        return plx_api_null_arg(NULL, fn, !inbuf ? "inbuf" : "outbuf");
+    plx_dt_unpack_external32((const char *)inbuf + *position, outbuf, outcount, dt);
+    *position += bytes;
     return MPI_SUCCESS;
 }

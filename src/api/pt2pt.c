@@ -70,6 +70,7 @@ struct plx_request *plx_api_p2p_request(int kind, struct plx_comm *c, const void
     r->buf = (void *)buf;
     r->count = count;
     r->dt = dt;
+    plx_dt_addref(dt);          /* released by plx_request_free */
     r->rank = peer;
     r->tag = tag;
     r->ctx = c->context_id;

@@ -472,19 +472,12 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype dtype, int *count)
     return MPI_SUCCESS;
 }
 
-/* Basic elements: for predefined types one element per item; the pair types
- * hold two (value and index). */
+/* Basic elements in `bytes` bytes of a stream of dt (MPI_UNDEFINED when
+ * the bytes end inside a basic element); the datatype engine walks the
+ * type's typemap for a partial element. */
 static MPI_Count plx_elements(MPI_Count bytes, const struct plx_datatype *dt)
 {
-    if (dt->size == 0)
-        return 0;
-    MPI_Count whole = bytes / dt->size, rest = bytes % dt->size;
-    if (dt->nblocks == 1)
-        return rest ? MPI_UNDEFINED : whole;
-    MPI_Count n = whole * 2;
-    if (rest == 0)
-        return n;
-    return rest == dt->blocks[0].len ? n + 1 : MPI_UNDEFINED;
+    return plx_dt_count_elements(dt, bytes);
 }
 
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype dtype, MPI_Count *count)
@@ -516,9 +509,7 @@ int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype dtype, MPI_Count
         return rc;
     if (count < 0)
         return plx_api_err(NULL, "MPI_Status_set_elements_x", MPI_ERR_COUNT, "argument 'count' is negative");
-    MPI_Count per = dt->nblocks == 1 ? 1 : 2;
-    MPI_Count bytes = (count / per) * dt->size + (count % per ? dt->blocks[0].len : 0);
-    plx_status_set_bytes(status, bytes);
+    plx_status_set_bytes(status, plx_dt_elements_bytes(dt, count));
     return MPI_SUCCESS;
 }
 

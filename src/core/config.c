@@ -38,6 +38,29 @@ const struct plx_setting plx_settings[] = {
             "sched_yield() rounds before a blocked wait sleeps until a peer rings its doorbell"),
     PLX_SET("PLEXUS_STATS", PLX_SET_BOOL, "0", stats,
             "Print messages and bytes per channel per peer at MPI_Finalize"),
+    PLX_SET("PLEXUS_IFACES", PLX_SET_STRING, "", ifaces,
+            "Network interfaces to use: names or CIDR blocks, comma-separated; ^ excludes "
+            "(e.g. eth0,10.1.0.0/16 or ^docker0). Default: every up non-loopback interface "
+            "(loopback between ranks of one host)"),
+    PLX_SET("PLEXUS_TCP_EAGER_MAX", PLX_SET_SIZE, "64K", tcp_eager_max,
+            "Largest message sent eagerly over TCP; larger ones use rendezvous (zero copy)"),
+    PLX_SET("PLEXUS_TCP_EAGER_CREDIT", PLX_SET_SIZE, "1M", tcp_eager_credit,
+            "Eager bytes a sender may have unconsumed at one TCP receiver before it switches to rendezvous"),
+    PLX_SET("PLEXUS_TCP_PORTS", PLX_SET_STRING, "", tcp_ports,
+            "Port range for the TCP listening socket, lo-hi (e.g. 50000-50100); default: any free port"),
+    PLX_SET("PLEXUS_TCP_CONNECT_TIMEOUT", PLX_SET_INT, "30", tcp_connect_timeout,
+            "Seconds a TCP connection (connect and handshake, per address tried) may take before "
+            "the job ends with an error"),
+    PLX_SET("PLEXUS_TCP_SOCKBUF", PLX_SET_SIZE, "0", tcp_sockbuf,
+            "TCP socket send/receive buffer size; 0 = the kernel's autotuning (grows to net.ipv4.tcp_[rw]mem)"),
+    PLX_SET("PLEXUS_TCP_SENDQ_MAX", PLX_SET_SIZE, "1M", tcp_sendq_max,
+            "Bytes of small messages a TCP connection copies and queues while its socket is busy; "
+            "beyond it senders wait"),
+    PLX_SET("PLEXUS_COLL_SHM", PLX_SET_BOOL, "1", coll_shm,
+            "Blocking Barrier/Bcast/Reduce/Allreduce on a communicator within one node go through a "
+            "shared segment instead of messages"),
+    PLX_SET("PLEXUS_COLL_SHM_MAX", PLX_SET_SIZE, "8K", coll_shm_max,
+            "Largest Bcast/Reduce/Allreduce (bytes per rank) that uses the shared segment"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

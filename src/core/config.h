@@ -20,6 +20,15 @@ struct plx_config {
     int spin_count;             /* PLEXUS_SPIN_COUNT */
     int yield_count;            /* PLEXUS_YIELD_COUNT */
     int stats;                  /* PLEXUS_STATS */
+    char ifaces[256];           /* PLEXUS_IFACES */
+    size_t tcp_eager_max;       /* PLEXUS_TCP_EAGER_MAX */
+    size_t tcp_eager_credit;    /* PLEXUS_TCP_EAGER_CREDIT */
+    char tcp_ports[32];         /* PLEXUS_TCP_PORTS */
+    int tcp_connect_timeout;    /* PLEXUS_TCP_CONNECT_TIMEOUT, seconds */
+    size_t tcp_sockbuf;         /* PLEXUS_TCP_SOCKBUF */
+    size_t tcp_sendq_max;       /* PLEXUS_TCP_SENDQ_MAX */
+    int coll_shm;               /* PLEXUS_COLL_SHM */
+    size_t coll_shm_max;        /* PLEXUS_COLL_SHM_MAX */
 };
 
 extern struct plx_config plx_config;

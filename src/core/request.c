@@ -51,6 +51,7 @@ void plx_request_free(struct plx_request *r)
 {
     if (r->comm)
         plx_comm_release(r->comm);
+    plx_dt_release(r->dt);      /* whoever set r->dt took a reference */
     free(r->tmp);
     plx_obj_free(&plx_request_tab, r);
 }
@@ -74,7 +75,7 @@ static void plx_request_dump_one(void *obj, void *arg)
         return;
     const char *kind = r->kind == PLX_REQ_SEND
         ? (r->mode == PLX_MODE_SYNC ? "Ssend" : r->mode == PLX_MODE_BUFFERED ? "Bsend" : "Send")
-        : "Recv";
+        : r->kind == PLX_REQ_COLL ? "nonblocking collective" : "Recv";
     char peer[32];
     if (r->rank == MPI_ANY_SOURCE)
         snprintf(peer, sizeof peer, "MPI_ANY_SOURCE");

@@ -4,7 +4,10 @@
  *   config -> process manager -> business cards (node, pid) -> matching ->
  *   transports -> point-to-point -> objects (comms, types, ...) -> progress
  *
- * Business card of rank r: key "c<r>" = "<node name>,<pid>".
+ * Business card of rank r: key "c<r>" = "<node name>,<pid>". The TCP
+ * transport publishes its own card ("tcp-<r>", and on rank 0 possibly the
+ * job secret) before the same fence, so that no extra fence is needed; it
+ * learns after the fence whether any peer needs it.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -25,6 +28,7 @@
 #include "pt2pt/pt2pt.h"
 #include "route/route.h"
 #include "transport/shm/shm.h"
+#include "transport/tcp/tcp.h"
 
 struct plx_procs plx_procs;
 struct plx_lock plx_lock;
@@ -143,14 +147,27 @@ plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provid
         *provided = plx_rt.thread_level;
     plx_rt.main_thread = pthread_self();
 
+    int tcp_enabled = plx_route_enabled("tcp") && !pm.singleton;
+    if (tcp_enabled)
+        plx_tcp_init_early();
     if ((st = plx_runtime_exchange_cards()) != PLX_OK)
         return st;
     plx_match_init();
-    if (plx_route_enabled("shm") || plx_procs.nlocal == 1) {
+    int shm_on = plx_route_enabled("shm") || plx_procs.nlocal == 1;
+    if (shm_on) {
         /* shm also carries self-sends, so it runs even when excluded for a lone rank */
         if ((st = plx_shm_init()) != PLX_OK)
             return st;
         plx_route_register(&plx_shm_ops);
+    }
+    if (tcp_enabled) {
+        /* needed for ranks on other nodes, and for the ranks of this node
+         * when shared memory is excluded (self-sends included) */
+        int needed = plx_procs.nlocal < plx_procs.n || (!plx_route_enabled("shm") && plx_procs.nlocal > 1);
+        if ((st = plx_tcp_init(needed)) != PLX_OK)
+            return st;
+        if (needed)
+            plx_route_register(&plx_tcp_ops);
     }
     if ((st = plx_pt2pt_init()) != PLX_OK)
         return st;

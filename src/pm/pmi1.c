@@ -605,6 +605,10 @@ _Noreturn void plx_pm_abort(int code, const char *msg)
         } else {
             fprintf(stderr, "plexus: rank %d aborted the job with exit code %d%s%s\n",
                     plx_pm.info.rank, code, clean[0] ? ": " : "", clean);
+            /* Hydra forwards output asynchronously and kills the job at once
+             * on abort: give it a moment to pass our line on first. */
+            struct timespec pause = { 0, 200 * 1000 * 1000 };
+            nanosleep(&pause, NULL);
             (void)plx_pmi1_send("cmd=abort exitcode=%d\n", code);
         }
     } else {

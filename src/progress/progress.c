@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include "coll/sched.h"
 #include "core/config.h"
 #include "core/lock.h"
 #include "core/request.h"
@@ -41,6 +42,7 @@ int plx_progress_poll(void)
     for (int i = 0; i < plx_route_ntransports; i++)
         work += plx_route_transports[i]->poll();
     work += plx_pt2pt_flush();
+    work += plx_coll_progress();    /* nonblocking collectives (src/coll/sched.c) */
     return work;
 }
 

@@ -30,6 +30,7 @@ struct plx_peer {
     const struct plx_transport_ops *tp;
     size_t eager_max;
     uint32_t send_seq, recv_seq;
+    size_t credit_limit;        /* the transport's eager credit per peer */
     size_t credits;             /* eager bytes we may still send to this peer */
     size_t owed;                /* eager bytes of theirs we consumed, not yet returned */
     struct plx_list sendq;
@@ -70,11 +71,15 @@ static struct plx_peer *plx_peer_get(int lpid)
     plx_list_init(&p->sendq);
     plx_list_init(&p->busy_link);
     p->tp = plx_route_peer(lpid);
-    p->credits = plx_p2p.credit_limit;
+    p->credit_limit = plx_p2p.credit_limit;
     if (p->tp) {
         size_t maxp = p->tp->max_packet() - sizeof(struct plx_hdr);
-        p->eager_max = PLX_MIN(plx_config.shm_eager_max, maxp);
+        size_t emax = p->tp->eager_max ? p->tp->eager_max() : plx_config.shm_eager_max;
+        p->eager_max = PLX_MIN(emax, maxp);
+        if (p->tp->eager_credit)
+            p->credit_limit = p->tp->eager_credit();
     }
+    p->credits = p->credit_limit;
     plx_p2p.peers[lpid] = p;
     return p;
 }
@@ -94,6 +99,26 @@ static void plx_send_done(struct plx_request *r)
 
 /* --- emitting ------------------------------------------------------------ */
 
+/* Non-contiguous data: a small message whose blocks fit one transport
+ * iovec goes out eagerly straight from the user's buffer (r->data stays
+ * NULL); anything else is packed into r->tmp first. */
+#define PLX_SEND_IOV_MAX 7      /* the TCP transport takes at most 7 entries */
+
+static int plx_send_iov_ok(struct plx_peer *p, struct plx_request *r)
+{
+    struct iovec iov[PLX_SEND_IOV_MAX];
+    size_t got = 0;
+    return r->bytes <= p->eager_max &&
+           plx_dt_iov(r->buf, r->count, r->dt, 0, r->bytes, iov, PLX_SEND_IOV_MAX, &got) > 0 && got == r->bytes;
+}
+
+static void plx_send_pack(struct plx_request *r)
+{
+    r->tmp = plx_malloc(r->bytes);
+    plx_dt_pack(r->buf, r->count, r->dt, r->tmp);
+    r->data = r->tmp;
+}
+
 static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
 {
     struct plx_hdr h = {
@@ -109,8 +134,13 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
         h.type = PLX_PKT_EAGER;
         h.flags = r->mode == PLX_MODE_SYNC ? PLX_PKT_F_SYNC : 0;
         h.len = r->bytes;
-        struct iovec iov = { r->data, r->bytes };
-        st = p->tp->send(p->lpid, &h, &iov, r->bytes ? 1 : 0);
+        struct iovec iov[PLX_SEND_IOV_MAX] = { { r->data, r->bytes } };
+        int niov = r->bytes ? 1 : 0;
+        if (!r->data && r->bytes) {
+            size_t got;
+            niov = plx_dt_iov(r->buf, r->count, r->dt, 0, r->bytes, iov, PLX_SEND_IOV_MAX, &got);
+        }
+        st = p->tp->send(p->lpid, &h, iov, niov);
         if (st != PLX_OK)
             return st;
         p->credits -= cost;
@@ -119,6 +149,8 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
             plx_send_done(r);
         return PLX_OK;
     }
+    if (!r->data)
+        plx_send_pack(r);       /* no credit for the eager iovec: rendezvous needs it packed */
     struct plx_rts rts = { .size = r->bytes, .addr = (uint64_t)(uintptr_t)r->data };
     h.type = PLX_PKT_RTS;
     h.len = sizeof rts;
@@ -129,8 +161,34 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
     return st;
 }
 
+/* Zero-copy transports take the rest of the message as one DATA packet and
+ * report when they are done with the buffer (plx_pt2pt_zcopy_done). */
+static plx_status_t plx_emit_stream_zcopy(struct plx_peer *p, struct plx_request *r)
+{
+    if (r->rndv_done < r->bytes) {
+        uint64_t off = r->rndv_done;
+        size_t n = r->bytes - r->rndv_done;
+        struct plx_hdr h = { .type = PLX_PKT_DATA, .len = 8 + n, .sreq = r->rndv_cookie };
+        struct iovec iov[2] = { { &off, 8 }, { (char *)r->data + off, n } };
+        plx_status_t st = p->tp->send_zcopy(p->lpid, &h, iov, 2, r);
+        if (st != PLX_OK)
+            return st;
+        r->rndv_done = r->bytes;
+        return PLX_OK;
+    }
+    plx_send_done(r);           /* nothing to stream (a 0-byte message) */
+    return PLX_OK;
+}
+
+void plx_pt2pt_zcopy_done(void *cookie)
+{
+    plx_send_done(cookie);
+}
+
 static plx_status_t plx_emit_stream(struct plx_peer *p, struct plx_request *r)
 {
+    if (p->tp->send_zcopy)
+        return plx_emit_stream_zcopy(p, r);
     size_t frag = PLX_MIN(plx_config.shm_frag_size, p->tp->max_packet() - sizeof(struct plx_hdr) - 8);
     while (r->rndv_done < r->bytes) {
         uint64_t off = r->rndv_done;
@@ -216,7 +274,7 @@ static void plx_credit_consumed(int lpid, size_t bytes)
 {
     struct plx_peer *p = plx_peer_get(lpid);
     p->owed += bytes + PLX_EAGER_OVERHEAD;
-    if (p->owed >= plx_p2p.credit_limit / 4) {
+    if (p->owed >= p->credit_limit / 4) {
         plx_send_ctl(lpid, PLX_PKT_CREDIT, 0, 0, p->owed, NULL, 0);
         p->owed = 0;
     }
@@ -250,11 +308,9 @@ plx_status_t plx_pt2pt_send_start(struct plx_request *r)
     if (r->data == NULL) {      /* Bsend sets data to its own copy */
         if (r->dt->contig) {
             r->data = (char *)r->buf + r->dt->true_lb;
-        } else {
-            r->tmp = plx_malloc(r->bytes);
-            plx_dt_pack(r->buf, r->count, r->dt, r->tmp);
-            r->data = r->tmp;
-        }
+        } else if (!plx_send_iov_ok(p, r)) {
+            plx_send_pack(r);
+        }                       /* else: an eager iovec straight from the user's buffer */
     }
     r->rndv_done = 0;
     r->sq.kind = PLX_SQ_MSG;
@@ -328,8 +384,10 @@ static void plx_deliver_eager(struct plx_request *r, int lpid, int src, int tag,
     size_t n = PLX_MIN(size, r->bytes);
     if (size > r->bytes)
         plx_recv_truncation(r, size);
-    if (n)
-        memcpy(plx_recv_dst(r, n), data, n);
+    if (n && r->dt->contig)
+        memcpy((char *)r->buf + r->dt->true_lb, data, n);
+    else if (n)                 /* scattered: straight from the packet into place */
+        plx_dt_unpack_range(data, n, r->buf, r->count, r->dt, 0);
     r->st_bytes = n;
     if (flags & PLX_PKT_F_SYNC)
         plx_send_ctl(lpid, PLX_PKT_SYNC_ACK, 0, 0, sreq, NULL, 0);
@@ -523,27 +581,35 @@ static void plx_recv_matchable(int lpid, const struct plx_hdr *h, const void *pa
         u->size = rts->size;
         u->addr = rts->addr;
     }
-    plx_list_push_back(&q->unexp, &u->link);
+    plx_match_unexp_add(q, u);
 }
 
 static void plx_recv_cancel_req(int lpid, const struct plx_hdr *h, const void *payload)
 {
-    struct plx_match_q *q = plx_match_q(h->ctx);
-    struct plx_list *pos;
-    int done = 0;
-    plx_list_for_each(pos, &q->unexp) {
-        struct plx_unexp *u = plx_list_entry(pos, struct plx_unexp, link);
-        if (u->lpid == lpid && u->sreq == h->sreq) {
-            plx_list_remove(pos);
-            if (u->type == PLX_PKT_EAGER)
-                plx_credit_consumed(lpid, u->size);
-            free(u->data);
-            free(u);
-            done = 1;
-            break;
-        }
+    struct plx_unexp *u = plx_match_unexp_take_cookie(plx_match_q(h->ctx), lpid, h->sreq);
+    if (u) {
+        if (u->type == PLX_PKT_EAGER)
+            plx_credit_consumed(lpid, u->size);
+        free(u->data);
+        free(u);
     }
-    plx_send_ctl(lpid, PLX_PKT_CANCEL_ANS, done ? PLX_PKT_F_CANCELLED : 0, 0, h->sreq, NULL, 0);
+    plx_send_ctl(lpid, PLX_PKT_CANCEL_ANS, u ? PLX_PKT_F_CANCELLED : 0, 0, h->sreq, NULL, 0);
+}
+
+void *plx_pt2pt_data_dst(const struct plx_hdr *h, uint64_t off, size_t *fit_p)
+{
+    struct plx_request *r = (struct plx_request *)(uintptr_t)h->sreq;
+    size_t n = h->len - 8;
+    *fit_p = off < r->st_bytes ? PLX_MIN(n, r->st_bytes - off) : 0;
+    return (char *)r->data + off;
+}
+
+void plx_pt2pt_data_placed(const struct plx_hdr *h)
+{
+    struct plx_request *r = (struct plx_request *)(uintptr_t)h->sreq;
+    r->rndv_done += h->len - 8;
+    if (r->rndv_done == r->rndv_size)
+        plx_recv_finish(r);
 }
 
 void plx_pt2pt_dispatch(int lpid, const struct plx_hdr *h, const void *payload)
@@ -571,17 +637,13 @@ void plx_pt2pt_dispatch(int lpid, const struct plx_hdr *h, const void *payload)
         break;
     }
     case PLX_PKT_DATA: {
-        r = (struct plx_request *)(uintptr_t)h->sreq;
         uint64_t off;
         memcpy(&off, payload, 8);
-        size_t n = h->len - 8;
-        if (off < r->st_bytes) {
-            size_t m = PLX_MIN(n, r->st_bytes - off);
-            memcpy((char *)r->data + off, (const char *)payload + 8, m);
-        }
-        r->rndv_done += n;
-        if (r->rndv_done == r->rndv_size)
-            plx_recv_finish(r);
+        size_t fit;
+        void *dst = plx_pt2pt_data_dst(h, off, &fit);
+        if (fit)
+            memcpy(dst, (const char *)payload + 8, fit);
+        plx_pt2pt_data_placed(h);
         break;
     }
     case PLX_PKT_CANCEL_REQ:

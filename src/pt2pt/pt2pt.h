@@ -9,9 +9,14 @@
  *            and answers FIN; if the transport cannot, it answers CTS and
  *            the sender streams DATA fragments into the posted buffer.
  *  credits   a receiver returns eager bytes as they are consumed (CREDIT),
- *            so unexpected eager data held at a receiver never exceeds
- *            PLEXUS_SHM_EAGER_CREDIT per sender: a flood of unexpected
- *            messages turns into rendezvous requests (headers only).
+ *            so unexpected eager data held at a receiver never exceeds the
+ *            transport's eager credit per sender (PLEXUS_SHM_EAGER_CREDIT,
+ *            PLEXUS_TCP_EAGER_CREDIT): a flood of unexpected messages turns
+ *            into rendezvous requests (headers only).
+ *  zero copy a transport with send_zcopy (TCP) gets a rendezvous message as
+ *            one DATA packet that it writes from the user's buffer; the send
+ *            completes when it calls plx_pt2pt_zcopy_done(). On the receive
+ *            side it may place DATA payloads itself (plx_pt2pt_data_dst).
  *  cancel    CANCEL_REQ asks the receiver to drop an unmatched message;
  *            CANCEL_ANS says whether it did.
  *
@@ -51,6 +56,17 @@ void plx_pt2pt_cancel(struct plx_request *r);
 
 /* Called by transports for every incoming packet. */
 void plx_pt2pt_dispatch(int lpid, const struct plx_hdr *h, const void *payload);
+
+/* Receive-side placement of a DATA packet by the transport (instead of
+ * dispatch): where its n = h->len - 8 payload bytes at message offset `off`
+ * go. Returns the destination of the first *fit_p bytes; the transport
+ * discards the remaining n - *fit_p (a truncated receive). Once all n bytes
+ * are placed or discarded it calls plx_pt2pt_data_placed(). */
+void *plx_pt2pt_data_dst(const struct plx_hdr *h, uint64_t off, size_t *fit_p);
+void plx_pt2pt_data_placed(const struct plx_hdr *h);
+
+/* A transport has finished with the user memory of a send_zcopy. */
+void plx_pt2pt_zcopy_done(void *cookie);
 
 /* Emits queued packets where transports have room; returns work done. */
 int plx_pt2pt_flush(void);

@@ -8,6 +8,11 @@
  * during that call (for shared memory it points into the ring itself, so a
  * receive that is already posted gets a single copy).
  *
+ * A byte-stream transport (TCP) may instead place the payload of a DATA
+ * packet itself: it reads the header and the 8-byte offset, asks
+ * plx_pt2pt_data_dst() where the bytes go, reads them there (readv straight
+ * into the posted buffer) and reports plx_pt2pt_data_placed().
+ *
  * Thread rules: only the progress engine (under the API lock) calls poll,
  * and only the point-to-point layer calls send.
  */
@@ -75,6 +80,20 @@ struct plx_transport_ops {
     int (*sleep_prepare)(void);
     void (*sleep_done)(void);
     void (*finalize)(void);
+
+    /* Optional (NULL: the PLEXUS_SHM_* values). Largest message sent
+     * eagerly, and eager bytes a sender may have unconsumed at one receiver
+     * (the credit of pt2pt's flow control). */
+    size_t (*eager_max)(void);
+    size_t (*eager_credit)(void);
+    /* Optional zero-copy send, used for rendezvous DATA. Like send, except
+     * that the last iov entry is not copied: it must stay valid until the
+     * transport calls plx_pt2pt_zcopy_done(cookie), which it never does from
+     * inside this call. The header and the other entries (small) are copied.
+     * When present, pt2pt sends a whole rendezvous message as one DATA
+     * packet through it instead of fragments through send. */
+    plx_status_t (*send_zcopy)(int lpid, const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt,
+                               void *cookie);
 };
 
 #endif

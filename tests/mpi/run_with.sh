@@ -7,8 +7,9 @@
 #
 # Programs, process counts and timeouts are read from the plx_add_mpi_test() lines
 # of tests/mpi/CMakeLists.txt (one registration per line), so this runs exactly the
-# suite CTest runs. ARGS are not passed: they hold expectations specific to Plexus
-# (e.g. --expect-version=3.1) that another MPI legitimately does not meet.
+# suite CTest runs, minus the reruns under Plexus settings (registrations with ENV).
+# ARGS are not passed: they hold expectations specific to Plexus (e.g.
+# --expect-version=3.1) that another MPI legitimately does not meet.
 # Environment: NP="1 2" overrides the process counts, BUILD_DIR keeps the binaries,
 # CFLAGS replaces the compiler flags. Exit status is the number of failed runs.
 set -u
@@ -36,7 +37,7 @@ while read -r line; do
     # plx_add_mpi_test(NAME n SOURCES a.c b.c NP 1 2 TIMEOUT t ARGS ...)
     line=${line#*(}
     line=${line%)*}
-    name="" sources="" nps="" timeout=120 key=""
+    name="" sources="" nps="" timeout=120 key="" env=""
     for tok in $line; do
         case $tok in
             NAME | SOURCES | NP | TIMEOUT | ARGS | ENV | LABELS) key=$tok; continue ;;
@@ -46,15 +47,19 @@ while read -r line; do
             SOURCES) sources="$sources $HERE/$tok" ;;
             NP) nps="$nps $tok" ;;
             TIMEOUT) timeout=$tok ;;
+            ENV) env="$env $tok" ;;
         esac
     done
     [ -n "$name" ] || continue
+    # Registrations with ENV rerun a program under a Plexus configuration
+    # (PLEXUS_TRANSPORTS=tcp, ...): the same run again for another MPI.
+    [ -z "$env" ] || continue
     if [ "$ONLY" != "  " ] && [[ $ONLY != *" $name "* ]]; then
         continue
     fi
     exe=$BUILD_DIR/mpitest_$name
     # shellcheck disable=SC2086
-    if ! $MPICC $CFLAGS -I"$HERE" -o "$exe" $sources >"$BUILD_DIR/logs/$name.build.log" 2>&1; then
+    if ! $MPICC $CFLAGS -I"$HERE" -o "$exe" $sources </dev/null >"$BUILD_DIR/logs/$name.build.log" 2>&1; then
         printf '%-14s %4s  %-6s\n' "$name" - BUILD
         sed 's/^/    /' "$BUILD_DIR/logs/$name.build.log" | head -30
         fails=$((fails + 1))
@@ -64,7 +69,7 @@ while read -r line; do
         log=$BUILD_DIR/logs/$name.np$np.log
         t0=$(date +%s.%N)
         # shellcheck disable=SC2086
-        timeout -k 5 "$timeout" $MPIEXEC -n "$np" "$exe" >"$log" 2>&1
+        timeout -k 5 "$timeout" $MPIEXEC -n "$np" "$exe" </dev/null >"$log" 2>&1
         rc=$?
         t1=$(date +%s.%N)
         runs=$((runs + 1))

@@ -9,6 +9,13 @@ Options:
 Every test gets a unique `marker` ("plxmark-<hex>"); helpers put it on the
 command line of everything they start, and after the test `pgrep -f MARKER`
 must find nothing (leftovers are SIGKILLed and the test fails).
+
+`test_hosts(N)` makes N test hosts (network namespaces with their own
+hostnames, joined by veth pairs to a bridge: see netns.py) and removes them
+after the test, failing it if any process was left in them. Tests using it
+are skipped, with the reason, where the machine cannot make them (not root,
+no iproute2). Namespaces left by a killed session are removed when the first
+test of the next session asks for hosts.
 """
 import os
 import select
@@ -21,6 +28,8 @@ import time
 import uuid
 
 import pytest
+
+import netns
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC_ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -101,6 +110,19 @@ def mpich_prog(tmp_path_factory):
     if res.returncode != 0:
         pytest.fail("cannot build mpi_job with mpicc.mpich:\n" + res.stderr)
     return out
+
+
+@pytest.fixture(scope="session")
+def mh_exchange(build_dir, request):
+    """progs/mh_exchange.c built against libmpi (the multi-host MPI program)."""
+    path = os.path.join(build_dir, "tests", "system", "mh_exchange")
+    if not os.access(path, os.X_OK):
+        msg = ("%s was not built (it needs libmpi: cmake --build %s --target systest_mh_exchange)"
+               % (path, build_dir))
+        if request.config.getoption("--require-mpi-progs"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path
 
 
 @pytest.fixture(scope="session")
@@ -271,3 +293,47 @@ def launch():
     for job in jobs:
         if job.proc.poll() is None:
             job.kill()
+
+
+# ---- test hosts (network namespaces) ------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def netns_ready():
+    reason = netns.unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    stale = netns.cleanup_stale()
+    if stale:
+        sys.stderr.write("removed test namespaces left by an earlier session: %s\n"
+                         % " ".join(stale))
+    return True
+
+
+@pytest.fixture
+def test_hosts(netns_ready):
+    """test_hosts(N) -> a netns.Cluster of N hosts, removed after the test
+    (which fails if a process of it was still running: up to 3 s grace)."""
+    clusters = []
+
+    def make(n):
+        cluster = netns.Cluster(n).create()
+        clusters.append(cluster)
+        return cluster
+
+    yield make
+    left = {}
+    deadline = time.monotonic() + 3.0
+    for cluster in clusters:
+        pids = cluster.pids()
+        while pids and time.monotonic() < deadline:
+            time.sleep(0.05)
+            pids = cluster.pids()
+        if pids:
+            all_pids = [p for ps in pids.values() for p in ps]
+            left[cluster.id] = subprocess.run(
+                ["ps", "-o", "pid,ppid,pgid,stat,args", "-p", ",".join(map(str, all_pids))],
+                capture_output=True, text=True, timeout=10).stdout
+        cluster.destroy()
+    if left:
+        pytest.fail("processes left in the test hosts:\n" +
+                    "\n".join("%s:\n%s" % kv for kv in left.items()))

@@ -23,7 +23,7 @@ static struct plx_unexp *arrive(struct plx_match_q *q, int src, int tag, uint64_
     u->src = src;
     u->tag = tag;
     u->sreq = id;
-    plx_list_push_back(&q->unexp, &u->link);
+    plx_match_unexp_add(q, u);
     return u;
 }
 
@@ -66,5 +66,39 @@ int main(void)
     free(u);
     T_CHECK(plx_match_unexp_find(q, MPI_ANY_SOURCE, MPI_ANY_TAG, 0) == NULL, "unexpected queue empty");
     T_CHECK(!plx_match_hit(1, 5, 1, 6) && plx_match_hit(MPI_ANY_SOURCE, MPI_ANY_TAG, 9, 9), "hit rules");
+
+    /* many sources: bins grow; any-source takes the earliest arrival */
+    for (int i = 0; i < 300; i++)
+        arrive(q, (i * 37) % 100, i % 3, (uint64_t)i);
+    u = plx_match_unexp_find(q, MPI_ANY_SOURCE, 2, 1);
+    T_CHECK(u && u->sreq == 2, "any-source tag 2 is the third arrival (got %lld)", u ? (long long)u->sreq : -1LL);
+    free(u);
+    u = plx_match_unexp_take_cookie(q, 0, 299);
+    T_CHECK(u && u->sreq == 299 && u->src == (299 * 37) % 100, "take by cookie");
+    free(u);
+    int n = 0;
+    uint64_t last = 0;
+    int ordered = 1;
+    while ((u = plx_match_unexp_find(q, MPI_ANY_SOURCE, MPI_ANY_TAG, 1)) != NULL) {
+        if (n && u->sreq < last)
+            ordered = 0;
+        last = u->sreq;
+        free(u);
+        n++;
+    }
+    T_CHECK(n == 298 && ordered, "drained %d in arrival order: %d", n, ordered);
+    /* a specific source sees only its own messages, in order */
+    arrive(q, 7, 1, 1);
+    arrive(q, 8, 1, 2);
+    arrive(q, 7, 1, 3);
+    u = plx_match_unexp_find(q, 7, 1, 1);
+    T_CHECK(u && u->sreq == 1, "source 7 first");
+    free(u);
+    u = plx_match_unexp_find(q, 7, 1, 1);
+    T_CHECK(u && u->sreq == 3, "source 7 second");
+    free(u);
+    u = plx_match_unexp_find(q, 8, MPI_ANY_TAG, 1);
+    T_CHECK(u && u->sreq == 2, "source 8");
+    free(u);
     T_DONE("match");
 }

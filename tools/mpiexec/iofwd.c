@@ -18,6 +18,7 @@
 void plx_iofwd_init(struct plx_iofwd *io, int fd, int dest_fd, int rank, int tag)
 {
     io->fd = fd;
+    io->fed = 0;
     io->dest_fd = dest_fd;
     io->rank = rank;
     io->tag = tag;
@@ -132,6 +133,26 @@ int plx_iofwd_pump(struct plx_iofwd *io, double now)
     return io->fd >= 0;
 }
 
+void plx_iofwd_init_fed(struct plx_iofwd *io, int dest_fd, int rank, int tag)
+{
+    plx_iofwd_init(io, -1, dest_fd, rank, tag);
+    io->fed = 1;
+}
+
+void plx_iofwd_feed(struct plx_iofwd *io, const char *buf, size_t len, double now)
+{
+    while (io->fed && len > 0) {
+        size_t n = sizeof(io->buf) - io->len;
+        if (n > len)
+            n = len;
+        memcpy(io->buf + io->len, buf, n);
+        io->len += n;
+        buf += n;
+        len -= n;
+        plx_iofwd_lines(io, now);   /* always leaves room: a full buffer is emitted */
+    }
+}
+
 void plx_iofwd_flush_partial(struct plx_iofwd *io, double now, int force)
 {
     if (io->len == 0)
@@ -157,4 +178,5 @@ void plx_iofwd_close(struct plx_iofwd *io)
         close(io->fd);
         io->fd = -1;
     }
+    io->fed = 0;
 }

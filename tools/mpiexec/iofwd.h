@@ -3,6 +3,9 @@
  * stdout or stderr a whole line at a time, so lines of different ranks never
  * mix, optionally prefixed with "[rank] ".
  *
+ * The bytes come from a pipe (a rank of this host) or are fed in by the
+ * caller (a rank on another host, whose proxy relays its output).
+ *
  * A partial line (a prompt, a progress dot) is held back until its newline,
  * until the buffer fills, or until it has waited PLX_IOFWD_PARTIAL_DELAY
  * seconds; a line continued after such a flush gets no second prefix.
@@ -17,6 +20,7 @@
 
 struct plx_iofwd {
     int fd;                     /* source pipe, -1 once at EOF */
+    int fed;                    /* open, bytes come from plx_iofwd_feed */
     int dest_fd;                /* 1 or 2 */
     int rank;
     int tag;                    /* prefix lines with "[rank] " */
@@ -32,13 +36,24 @@ void plx_iofwd_init(struct plx_iofwd *io, int fd, int dest_fd, int rank, int tag
  * rest, closes the pipe and returns 0; otherwise returns 1. */
 int plx_iofwd_pump(struct plx_iofwd *io, double now);
 
+/* Starts an open stream without a pipe: bytes come from plx_iofwd_feed
+ * until plx_iofwd_close. */
+void plx_iofwd_init_fed(struct plx_iofwd *io, int dest_fd, int rank, int tag);
+void plx_iofwd_feed(struct plx_iofwd *io, const char *buf, size_t len, double now);
+
+static inline int plx_iofwd_open(const struct plx_iofwd *io)
+{
+    return io->fd >= 0 || io->fed;
+}
+
 /* Forwards a partial line that has waited long enough (or always: force). */
 void plx_iofwd_flush_partial(struct plx_iofwd *io, double now, int force);
 
 /* When flush_partial has work to do, or 0 when nothing is held. */
 double plx_iofwd_deadline(const struct plx_iofwd *io);
 
-/* Stops forwarding: forwards what is held and closes the pipe. */
+/* Stops forwarding: forwards what is held and closes the pipe (or ends a
+ * fed stream). */
 void plx_iofwd_close(struct plx_iofwd *io);
 
 #endif

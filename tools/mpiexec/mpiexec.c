@@ -1,22 +1,28 @@
 /*
- * mpiexec (and mpirun, the same program): runs an MPI job on this host.
+ * mpiexec (and mpirun, the same program): runs an MPI job on this host, or
+ * across hosts (-hosts, -hostfile) with one plexus-proxy per host (remote.c).
  *
  * One event loop (poll) serves: the signals (signalfd: SIGCHLD and the ones
  * forwarded to the ranks), the PMI-1 connections (pmi_server.c), the ranks'
- * stdout/stderr (iofwd.c), our stdin (forwarded to rank 0) and the deadlines
- * (--timeout, kill escalation, partial-line flushes).
+ * stdout/stderr (iofwd.c), our stdin (forwarded to rank 0), the deadlines
+ * (--timeout, kill escalation, partial-line flushes) and, for a multi-host
+ * job, the proxies' connections (which carry the same PMI, output, stdin,
+ * signals and exits for the ranks of their hosts).
  *
  * Job rules: a rank that dies by a signal, that exits after PMI init without
  * finalize, or that exits non-zero without ever speaking PMI ends the job: we
  * say which rank and how, SIGTERM every rank's process group at once and
- * SIGKILL them 1 s later. A rank's main process is left a zombie (observed
- * with waitid(WNOWAIT)) until the job is over, so its process-group id cannot
- * be reused while we may still signal the group. No process of the job
- * outlives mpiexec: leftovers in the ranks' groups are SIGKILLed at the end,
- * and PR_SET_PDEATHSIG covers mpiexec itself being killed. (A descendant that
- * leaves its rank's process group, e.g. with setsid, escapes both.)
+ * SIGKILL them 1 s later. A host whose proxy cannot be started or stops
+ * answering ends the job the same way, naming the host and its ranks. A
+ * rank's main process is left a zombie (observed with waitid(WNOWAIT)) until
+ * the job is over, so its process-group id cannot be reused while we may
+ * still signal the group. No process of the job outlives mpiexec: leftovers
+ * in the ranks' groups are SIGKILLed at the end, and PR_SET_PDEATHSIG covers
+ * mpiexec itself being killed (a proxy loses its connection and kills its
+ * ranks). (A descendant that leaves its rank's process group, e.g. with
+ * setsid, escapes both.)
  *
- * All mutable state is in plx_mpiexec.
+ * All mutable state is in plx_mpiexec (mpiexec.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,98 +42,25 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "iofwd.h"
-#include "pmi_server.h"
-#include "spawn.h"
+#include "mpiexec.h"
 
 #ifndef PLX_VERSION_STRING
 #define PLX_VERSION_STRING "unknown"
 #endif
 
-#define PLX_MPIEXEC_EXIT_USAGE 2
-#define PLX_MPIEXEC_EXIT_TIMEOUT 124
-#define PLX_MPIEXEC_MAX_PROCS 100000
-#define PLX_MPIEXEC_KILL_GRACE 1.0      /* failure: SIGTERM, then SIGKILL after this */
-#define PLX_MPIEXEC_DUMP_GRACE 2.0      /* timeout: SIGURG, then SIGKILL after this */
-#define PLX_MPIEXEC_SIGNAL_GRACE 5.0    /* forwarded SIGINT/SIGTERM, then SIGKILL */
-#define PLX_MPIEXEC_PMI_LOST_GRACE 0.25 /* PMI EOF: wait this long for the exit status */
-#define PLX_MPIEXEC_DRAIN_GRACE 1.0     /* after the last exit: read remaining output */
-
-/* One section of an MPMD command line: "-n N [-env NAME VALUE] prog args". */
-struct plx_app {
-    int nprocs;
-    char **argv;                /* NULL-terminated copy of the pointers */
-    char **env;                 /* "NAME=VALUE" from -genv then -env, NULL-ended */
-    int nenv, capenv;
-};
-
-struct plx_rank {
-    struct plx_spawn_proc proc;
-    struct plx_iofwd out;
-    struct plx_iofwd err;
-    int appnum;
-    int exited;                 /* main process ended (or never started) */
-    int signaled;               /* ...by signal `status`, else exit code `status` */
-    int status;
-    double pmi_lost_at;         /* PMI closed before finalize, exit not seen yet */
-};
-
-enum plx_mpiexec_phase {
-    PLX_MPIEXEC_RUNNING,
-    PLX_MPIEXEC_ENDING,         /* failure, abort, timeout or signal: tearing down */
-};
-
-static struct plx_mpiexec {
-    /* command line */
-    int tag;
-    double timeout;             /* seconds, 0: none */
-    char **genv;
-    int ngenv, capgenv;
-    struct plx_app *apps;
-    int napps;
-
-    /* the job */
-    int size;
-    struct plx_rank *ranks;
-    struct plx_pmisrv *pmi;
-    char kvsname[64];
-    int sigfd;
-    sigset_t orig_mask;
-    struct rlimit orig_nofile;
-    int nofile_raised;
-
-    /* our stdin, forwarded to rank 0 */
-    int in_open;                /* still reading fd 0 */
-    int in_pipe;                /* write end of rank 0's stdin, -1: closed */
-    size_t in_len, in_off;
-    char in_buf[65536];
-
-    /* how the job is going */
-    enum plx_mpiexec_phase phase;
-    int nexited;
-    int have_code;
-    int code;
-    int timed_out;
-    double timeout_at;
-    double kill_at;             /* SIGKILL everything then; 0: not planned */
-    int killed;
-    int signals_seen;
-    int leftovers_killed;
-    double drain_until;
-} plx_mpiexec = { .sigfd = -1, .in_pipe = -1 };
+struct plx_mpiexec plx_mpiexec = { .sigfd = -1, .in_pipe = -1, .listen_fd = -1,
+                                   .host_timeout = PLX_MPIEXEC_HOST_TIMEOUT };
 
 /* ---- small helpers -------------------------------------------------------- */
 
-static double plx_mpiexec_now(void)
+double plx_mpiexec_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void plx_mpiexec_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void plx_mpiexec_msg(const char *fmt, ...)
+void plx_mpiexec_msg(const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;
@@ -144,10 +77,7 @@ static void plx_mpiexec_msg(const char *fmt, ...)
     dprintf(2, "mpiexec: %.*s\n", n, buf);
 }
 
-static _Noreturn void plx_mpiexec_usage_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-static _Noreturn void plx_mpiexec_usage_error(const char *fmt, ...)
+_Noreturn void plx_mpiexec_usage_error(const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
@@ -159,7 +89,7 @@ static _Noreturn void plx_mpiexec_usage_error(const char *fmt, ...)
     exit(PLX_MPIEXEC_EXIT_USAGE);
 }
 
-static void *plx_mpiexec_xalloc(size_t n)
+void *plx_mpiexec_xalloc(size_t n)
 {
     void *p = calloc(1, n ? n : 1);
     if (p == NULL) {
@@ -198,8 +128,9 @@ static void plx_mpiexec_help(void)
 "Usage: mpiexec [options] [-n N] program [args...] [: [-n N] program2 [args...]]...\n"
 "       (mpirun is the same program)\n"
 "\n"
-"Runs N copies of program on this host as one MPI job (Plexus %s).\n"
-"Sections separated by ':' start different programs in one job (MPMD).\n"
+"Runs N copies of program as one MPI job (Plexus %s), on this host or, with\n"
+"-hosts or -hostfile, across hosts. Sections separated by ':' start different\n"
+"programs in one job (MPMD).\n"
 "\n"
 "Options:\n"
 "  -n N, -np N           number of processes for this program (default 1)\n"
@@ -211,9 +142,44 @@ static void plx_mpiexec_help(void)
 "                        it is waiting for (its pending MPI requests), 2 s later\n"
 "                        the job is killed and mpiexec exits with 124\n"
 "                        (default: $MPIEXEC_TIMEOUT, else no limit)\n"
+"  -v, --verbose         say which addresses and launch commands are used\n"
 "  -h, --help            show this help\n"
 "  --version             show the version\n"
 "Options take one or two dashes; a one-value option also takes --opt=value.\n"
+"\n"
+"Jobs across hosts:\n"
+"  -hosts H1,H2[:SLOTS],...   run on these hosts (also -host)\n"
+"  -hostfile FILE        hosts from FILE, one per line: 'host', 'host:SLOTS' or\n"
+"                        'host slots=SLOTS'; '#' comments (also -f, -machinefile)\n"
+"  -ppn N                N consecutive ranks per host (also -perhost); without\n"
+"                        it each host takes as many as its SLOTS (default 1),\n"
+"                        then placement starts again at the first host.\n"
+"                        Without -n the job has ppn x hosts (or all slots) ranks.\n"
+"  --launcher NAME       how proxies are started: ssh (the default for other\n"
+"                        hosts: 'ssh -x -o BatchMode=yes HOST ...') or fork (on\n"
+"                        this machine; the default for localhost/this host)\n"
+"  --launcher-exec 'COMMAND {host}'\n"
+"                        start each proxy with this shell command, {host}\n"
+"                        replaced by the host name (appended when absent) and\n"
+"                        the proxy's command line appended, e.g.\n"
+"                        'ip netns exec {host}' or 'ssh -p 2222 {host}'\n"
+"  --host-timeout SECONDS  a host that stops answering for this long is lost:\n"
+"                        the job ends naming it (default %g)\n"
+"  --proxy PATH          the plexus-proxy program (default: next to mpiexec; the\n"
+"                        same path must exist on every host)\n"
+"On each host a plexus-proxy starts the local ranks, forwards their output and\n"
+"signals and relays PMI; it connects back to mpiexec over TCP and proves itself\n"
+"with a random per-job secret (in its environment and on its stdin, never on a\n"
+"command line). mpiexec advertises the addresses PLEXUS_IFACES selects, the\n"
+"same setting the TCP transport uses: interface names or CIDR blocks,\n"
+"comma-separated, '^' excludes (e.g. PLEXUS_IFACES=eth1 or ^docker0,^virbr0);\n"
+"default every up non-loopback address (loopback when there is none, or when\n"
+"every proxy runs on this machine). The proxy tries them in order (the order\n"
+"of the include terms when given) and keeps the first that connects and\n"
+"accepts the secret. mpiexec's listening\n"
+"port comes from PLEXUS_TCP_PORTS (lo-hi) when set. Ranks get mpiexec's\n"
+"environment (except HOSTNAME, PWD, SHLVL, SSH_*, PMI_* and PLEXUS_NODE_NAME)\n"
+"and start in its working directory when the host has it.\n"
 "\n"
 "Each rank gets mpiexec's environment plus PMI_FD, PMI_RANK, PMI_SIZE,\n"
 "MPI_LOCALRANKID, MPI_LOCALNRANKS and PLEXUS_MPIEXEC=1, and runs in its own\n"
@@ -234,7 +200,9 @@ static void plx_mpiexec_help(void)
 "           killed by signal SIG, 1 if it exited 0 without MPI_Finalize\n"
 "  124      --timeout expired\n"
 "  126/127  the program could not be executed / was not found\n"
-"  2        invalid command line\n", PLX_VERSION_STRING);
+"  255      a host was lost: its proxy could not start, died or stopped\n"
+"           answering\n"
+"  2        invalid command line\n", PLX_VERSION_STRING, PLX_MPIEXEC_HOST_TIMEOUT);
 }
 
 /* Matches "-name", "--name", "-name=value", "--name=value". */
@@ -334,6 +302,7 @@ static void plx_mpiexec_parse(int argc, char **argv)
                     plx_mpiexec_usage_error("%s needs a number of processes between 1 and %d,"
                                             " got '%s'", a, PLX_MPIEXEC_MAX_PROCS, v);
                 app->nprocs = (int)n;
+                app->nprocs_given = 1;
             } else if (plx_mpiexec_opt(a, "env", &inl) && inl == NULL) {
                 plx_mpiexec_push(&app->env, &app->nenv, &app->capenv,
                                  plx_mpiexec_envopt(argc, argv, &i, a));
@@ -350,6 +319,56 @@ static void plx_mpiexec_parse(int argc, char **argv)
                 if (errno != 0 || end == v || *end != '\0' || !isfinite(t) || t < 0)
                     plx_mpiexec_usage_error("--timeout needs a number of seconds, got '%s'", v);
                 m->timeout = t;
+            } else if (plx_mpiexec_opt(a, "hosts", &inl) || plx_mpiexec_opt(a, "host", &inl)) {
+                char err[512];
+                v = plx_mpiexec_optval(argc, argv, &i, inl, a);
+                if (plx_hosts_add_list(&m->hostlist, v, err, sizeof(err)) != 0)
+                    plx_mpiexec_usage_error("%s: %s", a, err);
+            } else if (plx_mpiexec_opt(a, "hostfile", &inl) || plx_mpiexec_opt(a, "f", &inl)
+                       || plx_mpiexec_opt(a, "machinefile", &inl)) {
+                char err[512];
+                v = plx_mpiexec_optval(argc, argv, &i, inl, a);
+                if (plx_hosts_add_file(&m->hostlist, v, err, sizeof(err)) != 0)
+                    plx_mpiexec_usage_error("%s: %s", a, err);
+            } else if (plx_mpiexec_opt(a, "ppn", &inl) || plx_mpiexec_opt(a, "perhost", &inl)) {
+                v = plx_mpiexec_optval(argc, argv, &i, inl, a);
+                errno = 0;
+                long n = strtol(v, &end, 10);
+                if (errno != 0 || end == v || *end != '\0' || n < 1
+                    || n > PLX_MPIEXEC_MAX_PROCS)
+                    plx_mpiexec_usage_error("%s needs a number of processes per host between 1 "
+                                            "and %d, got '%s'", a, PLX_MPIEXEC_MAX_PROCS, v);
+                m->ppn = (int)n;
+            } else if (plx_mpiexec_opt(a, "launcher", &inl)
+                       || plx_mpiexec_opt(a, "bootstrap", &inl)) {
+                v = plx_mpiexec_optval(argc, argv, &i, inl, a);
+                if (strcmp(v, "ssh") == 0)
+                    m->launcher = PLX_LAUNCHER_SSH;
+                else if (strcmp(v, "fork") == 0)
+                    m->launcher = PLX_LAUNCHER_FORK;
+                else
+                    plx_mpiexec_usage_error("%s: unknown launcher '%s' (ssh or fork; any other "
+                                            "command with --launcher-exec)", a, v);
+            } else if (plx_mpiexec_opt(a, "launcher-exec", &inl)
+                       || plx_mpiexec_opt(a, "bootstrap-exec", &inl)) {
+                v = plx_mpiexec_optval(argc, argv, &i, inl, a);
+                if (v[0] == '\0')
+                    plx_mpiexec_usage_error("%s needs a command", a);
+                m->launcher_exec = v;
+            } else if (plx_mpiexec_opt(a, "host-timeout", &inl)) {
+                v = plx_mpiexec_optval(argc, argv, &i, inl, a);
+                errno = 0;
+                double t = strtod(v, &end);
+                if (errno != 0 || end == v || *end != '\0' || !isfinite(t) || t < 0.1
+                    || t > 86400)
+                    plx_mpiexec_usage_error("--host-timeout needs a number of seconds (at least "
+                                            "0.1), got '%s'", v);
+                m->host_timeout = t;
+            } else if (plx_mpiexec_opt(a, "proxy", &inl)) {
+                m->proxy_path = plx_mpiexec_optval(argc, argv, &i, inl, a);
+            } else if ((plx_mpiexec_opt(a, "v", &inl) || plx_mpiexec_opt(a, "verbose", &inl))
+                       && inl == NULL) {
+                m->verbose = 1;
             } else if ((plx_mpiexec_opt(a, "h", &inl) || plx_mpiexec_opt(a, "help", &inl))
                        && inl == NULL) {
                 plx_mpiexec_help();
@@ -388,6 +407,19 @@ static void plx_mpiexec_parse(int argc, char **argv)
         }
     }
 
+    if (m->launcher_exec != NULL && m->launcher != PLX_LAUNCHER_DEFAULT)
+        plx_mpiexec_usage_error("--launcher and --launcher-exec exclude each other");
+    if (m->launcher_exec != NULL)
+        m->launcher = PLX_LAUNCHER_EXEC;
+    m->multi = m->hostlist.n > 0;
+    if (!m->multi && m->launcher != PLX_LAUNCHER_DEFAULT)
+        plx_mpiexec_usage_error("--launcher and --launcher-exec need -hosts or -hostfile");
+    /* Without -n, a multi-host job fills its hosts (as Hydra does). */
+    if (m->multi && m->napps == 1 && !m->apps[0].nprocs_given) {
+        long n = m->ppn > 0 ? (long)m->ppn * m->hostlist.n : plx_hosts_slots(&m->hostlist);
+        m->apps[0].nprocs = n > PLX_MPIEXEC_MAX_PROCS ? PLX_MPIEXEC_MAX_PROCS : (int)n;
+    }
+
     long total = 0;
     for (int a = 0; a < m->napps; a++)
         total += m->apps[a].nprocs;
@@ -399,13 +431,29 @@ static void plx_mpiexec_parse(int argc, char **argv)
 
 /* ---- job control ------------------------------------------------------------- */
 
-static void plx_mpiexec_kill_all(int sig)
+void plx_mpiexec_kill_all(int sig)
 {
     for (int r = 0; r < plx_mpiexec.size; r++)
         plx_spawn_signal(&plx_mpiexec.ranks[r].proc, sig, 1);
+    if (plx_mpiexec.multi)
+        plx_mpiexec_remote_signal(sig, 1);
 }
 
-static void plx_mpiexec_set_code(int code)
+const char *plx_mpiexec_rank_name(int rank, char *buf, size_t len)
+{
+    const struct plx_rank *rk = &plx_mpiexec.ranks[rank];
+
+    if (rk->host < 0)
+        snprintf(buf, len, "rank %d (pid %ld)", rank, (long)rk->proc.pid);
+    else if (rk->rpid > 0)
+        snprintf(buf, len, "rank %d (pid %ld on host %s)", rank, rk->rpid,
+                 plx_mpiexec.hosts[rk->host].name);
+    else
+        snprintf(buf, len, "rank %d (on host %s)", rank, plx_mpiexec.hosts[rk->host].name);
+    return buf;
+}
+
+void plx_mpiexec_set_code(int code)
 {
     if (plx_mpiexec.have_code)
         return;
@@ -413,7 +461,7 @@ static void plx_mpiexec_set_code(int code)
     plx_mpiexec.code = code;
 }
 
-static void plx_mpiexec_end_job(double grace)
+void plx_mpiexec_end_job(double grace)
 {
     plx_mpiexec.phase = PLX_MPIEXEC_ENDING;
     plx_mpiexec_kill_all(SIGTERM);
@@ -421,12 +469,9 @@ static void plx_mpiexec_end_job(double grace)
 }
 
 /* A rank failed: name it and the cause, then end the job. */
-static void plx_mpiexec_fail(int rank, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void plx_mpiexec_fail(int rank, int code, const char *fmt, ...)
+void plx_mpiexec_fail(int rank, int code, const char *fmt, ...)
 {
-    char what[512];
+    char what[512], name[320];
     va_list ap;
 
     if (plx_mpiexec.phase != PLX_MPIEXEC_RUNNING) {
@@ -439,13 +484,12 @@ static void plx_mpiexec_fail(int rank, int code, const char *fmt, ...)
     int live = 0;
     for (int r = 0; r < plx_mpiexec.size; r++)
         live += r != rank && !plx_mpiexec.ranks[r].exited;
+    plx_mpiexec_rank_name(rank, name, sizeof(name));
     if (live > 0)
-        plx_mpiexec_msg("rank %d (pid %ld) %s; killing the other %d running rank%s", rank,
-                        (long)plx_mpiexec.ranks[rank].proc.pid, what, live,
+        plx_mpiexec_msg("%s %s; killing the other %d running rank%s", name, what, live,
                         live > 1 ? "s" : "");
     else
-        plx_mpiexec_msg("rank %d (pid %ld) %s", rank, (long)plx_mpiexec.ranks[rank].proc.pid,
-                        what);
+        plx_mpiexec_msg("%s %s", name, what);
     plx_mpiexec_set_code(code);
     plx_mpiexec_end_job(PLX_MPIEXEC_KILL_GRACE);
 }
@@ -457,6 +501,8 @@ static int plx_mpiexec_pmi_send(void *ctx, int rank, const char *buf, size_t len
     int fd = plx_mpiexec.ranks[rank].proc.pmi_fd;
 
     (void)ctx;
+    if (plx_mpiexec.ranks[rank].host >= 0)
+        return plx_mpiexec_remote_pmi_send(rank, buf, len);
     while (len > 0 && fd >= 0) {
         ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
         if (n < 0) {
@@ -483,8 +529,10 @@ static void plx_mpiexec_pmi_abort(void *ctx, int rank, int code, const char *msg
         plx_mpiexec_set_code(code);
         return;
     }
-    plx_mpiexec_msg("rank %d (pid %ld) aborted the job with exit code %d%s%s", rank,
-                    (long)plx_mpiexec.ranks[rank].proc.pid, code, msg[0] ? ": " : "", msg);
+    char name[320];
+    plx_mpiexec_msg("%s aborted the job with exit code %d%s%s",
+                    plx_mpiexec_rank_name(rank, name, sizeof(name)), code, msg[0] ? ": " : "",
+                    msg);
     plx_mpiexec_set_code(code);
     plx_mpiexec_end_job(PLX_MPIEXEC_KILL_GRACE);
 }
@@ -533,7 +581,7 @@ static void plx_mpiexec_pmi_readable(int rank, double now)
 
 /* ---- rank exits ----------------------------------------------------------------- */
 
-static void plx_mpiexec_rank_exited(int rank, int signaled, int status)
+void plx_mpiexec_rank_exited(int rank, int signaled, int status)
 {
     struct plx_rank *rk = &plx_mpiexec.ranks[rank];
     enum plx_pmisrv_state st;
@@ -557,6 +605,8 @@ static void plx_mpiexec_rank_exited(int rank, int signaled, int status)
         plx_mpiexec.in_pipe = -1;
         plx_mpiexec.in_open = 0;
     }
+    if (rank == 0 && rk->host >= 0)
+        plx_mpiexec.in_open = 0;    /* its proxy closed the pipe */
 
     st = plx_pmisrv_state(plx_mpiexec.pmi, rank);
     if (signaled) {
@@ -569,9 +619,10 @@ static void plx_mpiexec_rank_exited(int rank, int signaled, int status)
     } else if (st == PLX_PMISRV_ABORTED) {
         /* the abort handler already ended the job */
     } else if (status != 0 && st == PLX_PMISRV_FINALIZED) {
+        char name[320];
         if (plx_mpiexec.phase == PLX_MPIEXEC_RUNNING)
-            plx_mpiexec_msg("rank %d (pid %ld) exited with status %d after MPI_Finalize", rank,
-                            (long)rk->proc.pid, status);
+            plx_mpiexec_msg("%s exited with status %d after MPI_Finalize",
+                            plx_mpiexec_rank_name(rank, name, sizeof(name)), status);
         plx_mpiexec_set_code(status);
     } else if (status != 0) {
         plx_mpiexec_fail(rank, status, "exited with status %d", status);
@@ -647,6 +698,8 @@ static void plx_mpiexec_signal(int sig)
         for (int r = 0; r < m->size; r++)
             if (!m->ranks[r].exited)
                 plx_spawn_signal(&m->ranks[r].proc, sig, 0);
+        if (m->multi)
+            plx_mpiexec_remote_signal(sig, 0);
         return;
     }
     /* SIGINT, SIGTERM, SIGHUP, SIGQUIT */
@@ -670,6 +723,8 @@ static void plx_mpiexec_signals_read(void)
         plx_mpiexec_signal((int)si.ssi_signo);
     /* SIGCHLDs coalesce: a look costs little, a missed exit costs a hang. */
     plx_mpiexec_check_children();
+    if (plx_mpiexec.multi)
+        plx_mpiexec_remote_check_children(plx_mpiexec_now());
 }
 
 /* ---- stdin forwarding ---------------------------------------------------------------- */
@@ -713,6 +768,13 @@ static void plx_mpiexec_stdin_read(void)
 
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return;
+    if (m->multi) {
+        /* rank 0 runs under a proxy: one chunk in flight at a time */
+        if (n <= 0)
+            m->in_open = 0;
+        plx_mpiexec_remote_stdin_send(m->in_buf, n > 0 ? (size_t)n : 0);
+        return;
+    }
     if (n <= 0) {
         m->in_open = 0;
         m->in_len = m->in_off = 0;
@@ -731,6 +793,11 @@ static int plx_mpiexec_stdin_setup(void)
 
     if (isatty(0) && tcgetpgrp(0) != getpgrp())
         return -1;
+    if (plx_mpiexec.multi) {
+        /* rank 0's proxy makes the pipe; we only read ours */
+        plx_mpiexec.in_open = fcntl(0, F_GETFL) >= 0;
+        return -1;
+    }
     if (fcntl(0, F_GETFL) < 0 || pipe2(p, O_CLOEXEC) != 0)
         return -1;
     (void)fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK);
@@ -793,7 +860,7 @@ static void plx_mpiexec_setup_job(void)
         .abort = plx_mpiexec_pmi_abort,
         .error = plx_mpiexec_pmi_error,
     };
-    char mapping[64];
+    char mapping[4096];
     int *appnum, r = 0;
 
     m->ranks = plx_mpiexec_xalloc((size_t)m->size * sizeof(struct plx_rank));
@@ -812,6 +879,7 @@ static void plx_mpiexec_setup_job(void)
         app->nenv = n;
         for (int i = 0; i < app->nprocs; i++, r++) {
             m->ranks[r].appnum = a;
+            m->ranks[r].host = -1;
             m->ranks[r].proc.pmi_fd = m->ranks[r].proc.out_fd = m->ranks[r].proc.err_fd = -1;
             plx_iofwd_init(&m->ranks[r].out, -1, 1, r, m->tag);    /* until it starts */
             plx_iofwd_init(&m->ranks[r].err, -1, 2, r, m->tag);
@@ -819,14 +887,23 @@ static void plx_mpiexec_setup_job(void)
         }
     }
     plx_mpiexec_make_kvsname();
-    /* One host: a single block of `size` ranks on node 0. */
-    snprintf(mapping, sizeof(mapping), "(vector,(0,1,%d))", m->size);
+    const char *map = mapping;
+    if (m->multi) {
+        plx_mpiexec_remote_place();
+        map = plx_mpiexec_remote_mapping(mapping, sizeof(mapping));
+    } else {
+        /* One host: a single block of `size` ranks on node 0. */
+        snprintf(mapping, sizeof(mapping), "(vector,(0,1,%d))", m->size);
+    }
+    /* The TCP transport's handshake secret, handed out through PMI. */
+    int have_secret = plx_wire_secret_make(m->job_secret) == 0;
     struct plx_pmisrv_cfg cfg = {
         .size = m->size,
         .universe_size = m->size,
         .appnum = appnum,
         .kvsname = m->kvsname,
-        .process_mapping = mapping,
+        .process_mapping = map,
+        .job_secret = have_secret ? m->job_secret : NULL,
     };
     m->pmi = plx_pmisrv_create(&cfg, &ops, NULL);
     free(appnum);
@@ -836,7 +913,7 @@ static void plx_mpiexec_setup_job(void)
     }
 }
 
-static int plx_mpiexec_exec_status(int err)
+int plx_mpiexec_exec_status(int err)
 {
     switch (err) {
     case ENOENT:
@@ -858,6 +935,12 @@ static void plx_mpiexec_launch(void)
     struct plx_mpiexec *m = &plx_mpiexec;
     int stdin_fd = plx_mpiexec_stdin_setup();
 
+    if (m->multi) {
+        if (m->timeout > 0)
+            m->timeout_at = plx_mpiexec_now() + m->timeout;
+        plx_mpiexec_remote_launch();
+        return;
+    }
     for (int r = 0; r < m->size; r++) {
         struct plx_rank *rk = &m->ranks[r];
         struct plx_app *app = &m->apps[rk->appnum];
@@ -899,7 +982,7 @@ static void plx_mpiexec_launch(void)
 /* ---- the event loop ------------------------------------------------------------------ */
 
 enum plx_mpiexec_fdkind { PLX_FD_SIGNAL, PLX_FD_STDIN, PLX_FD_STDIN_PIPE, PLX_FD_PMI,
-                          PLX_FD_OUT, PLX_FD_ERR };
+                          PLX_FD_OUT, PLX_FD_ERR, PLX_FD_REMOTE };
 
 struct plx_mpiexec_fdref {
     enum plx_mpiexec_fdkind kind;
@@ -915,7 +998,7 @@ static inline void plx_mpiexec_watch(struct pollfd *pfd, struct plx_mpiexec_fdre
     (*n_p)++;
 }
 
-static double plx_mpiexec_min_deadline(double a, double b)
+double plx_mpiexec_min_deadline(double a, double b)
 {
     if (a == 0)
         return b;
@@ -985,14 +1068,15 @@ static double plx_mpiexec_deadlines(double now)
     }
     for (int r = 0; r < m->size; r++) {
         struct plx_rank *rk = &m->ranks[r];
+        double grace = rk->host < 0 ? PLX_MPIEXEC_PMI_LOST_GRACE
+                                    : PLX_MPIEXEC_PMI_LOST_GRACE_REMOTE;
         if (rk->pmi_lost_at > 0 && !rk->exited) {
-            if (now >= rk->pmi_lost_at + PLX_MPIEXEC_PMI_LOST_GRACE) {
+            if (now >= rk->pmi_lost_at + grace) {
                 rk->pmi_lost_at = 0;
                 plx_mpiexec_fail(r, 1, "closed its PMI connection without calling "
                                        "MPI_Finalize");
             } else {
-                next = plx_mpiexec_min_deadline(next, rk->pmi_lost_at
-                                                          + PLX_MPIEXEC_PMI_LOST_GRACE);
+                next = plx_mpiexec_min_deadline(next, rk->pmi_lost_at + grace);
             }
         }
         plx_iofwd_flush_partial(&rk->out, now, 0);
@@ -1006,28 +1090,34 @@ static double plx_mpiexec_deadlines(double now)
              * process groups is a leftover. Their output still drains. */
             plx_mpiexec_kill_all(SIGKILL);
             m->leftovers_killed = 1;
-            m->drain_until = now + PLX_MPIEXEC_DRAIN_GRACE;
+            m->drain_until = now + (m->multi ? PLX_MPIEXEC_DRAIN_GRACE_REMOTE
+                                             : PLX_MPIEXEC_DRAIN_GRACE);
             plx_mpiexec_stdin_close();
+            if (m->multi)
+                plx_mpiexec_remote_all_exited();
         }
         next = plx_mpiexec_min_deadline(next, m->drain_until);
     }
+    if (m->multi)
+        next = plx_mpiexec_min_deadline(next, plx_mpiexec_remote_deadlines(now));
     return next;
 }
 
 static int plx_mpiexec_output_open(void)
 {
     for (int r = 0; r < plx_mpiexec.size; r++)
-        if (plx_mpiexec.ranks[r].out.fd >= 0 || plx_mpiexec.ranks[r].err.fd >= 0)
+        if (plx_iofwd_open(&plx_mpiexec.ranks[r].out) || plx_iofwd_open(&plx_mpiexec.ranks[r].err))
             return 1;
-    return 0;
+    return plx_mpiexec.multi && plx_mpiexec_remote_open();
 }
 
 static void plx_mpiexec_loop(void)
 {
     struct plx_mpiexec *m = &plx_mpiexec;
-    size_t max = (size_t)m->size * 3 + 3;
+    size_t max = (size_t)m->size * 3 + 3 + (m->multi ? plx_mpiexec_remote_max_fds() : 0);
     struct pollfd *pfd = plx_mpiexec_xalloc(max * sizeof(*pfd));
     struct plx_mpiexec_fdref *ref = plx_mpiexec_xalloc(max * sizeof(*ref));
+    int *tags = plx_mpiexec_xalloc(max * sizeof(int));
 
     for (;;) {
         double now = plx_mpiexec_now();
@@ -1039,6 +1129,8 @@ static void plx_mpiexec_loop(void)
         plx_mpiexec_watch(pfd, ref, &n, m->sigfd, POLLIN, PLX_FD_SIGNAL, -1);
         if (m->in_open && m->in_pipe >= 0 && m->in_len == 0)
             plx_mpiexec_watch(pfd, ref, &n, 0, POLLIN, PLX_FD_STDIN, -1);
+        if (m->multi && m->in_open && plx_mpiexec_remote_stdin_ready())
+            plx_mpiexec_watch(pfd, ref, &n, 0, POLLIN, PLX_FD_STDIN, -1);
         if (m->in_pipe >= 0 && m->in_len > m->in_off)
             plx_mpiexec_watch(pfd, ref, &n, m->in_pipe, POLLOUT, PLX_FD_STDIN_PIPE, -1);
         for (int r = 0; r < m->size; r++) {
@@ -1049,6 +1141,12 @@ static void plx_mpiexec_loop(void)
                 plx_mpiexec_watch(pfd, ref, &n, rk->out.fd, POLLIN, PLX_FD_OUT, r);
             if (rk->err.fd >= 0)
                 plx_mpiexec_watch(pfd, ref, &n, rk->err.fd, POLLIN, PLX_FD_ERR, r);
+        }
+        if (m->multi) {
+            size_t first = n;
+            plx_mpiexec_remote_watch(pfd, tags, &n);
+            for (size_t i = first; i < n; i++)
+                ref[i] = (struct plx_mpiexec_fdref){ .kind = PLX_FD_REMOTE, .rank = tags[i] };
         }
 
         int timeout_ms = -1;
@@ -1092,6 +1190,9 @@ static void plx_mpiexec_loop(void)
                 if (m->ranks[r].err.fd >= 0)
                     plx_iofwd_pump(&m->ranks[r].err, now);
                 break;
+            case PLX_FD_REMOTE:
+                plx_mpiexec_remote_ready(r, pfd[i].revents, now);
+                break;
             case PLX_FD_SIGNAL:
                 break;
             }
@@ -1099,6 +1200,7 @@ static void plx_mpiexec_loop(void)
     }
     free(pfd);
     free(ref);
+    free(tags);
 }
 
 /* Collects the zombies and releases everything. */
@@ -1118,6 +1220,8 @@ static void plx_mpiexec_cleanup(void)
         }
     }
     plx_mpiexec_stdin_close();
+    if (m->multi)
+        plx_mpiexec_remote_cleanup();
     plx_pmisrv_destroy(m->pmi);
     free(m->ranks);
     close(m->sigfd);

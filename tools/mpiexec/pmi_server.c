@@ -397,8 +397,17 @@ struct plx_pmisrv *plx_pmisrv_create(const struct plx_pmisrv_cfg *cfg,
     if (cfg->process_mapping != NULL
         && plx_pmisrv_kv_put(srv, "PMI_process_mapping", cfg->process_mapping) != 0)
         goto err_free_appnum;
+    if (cfg->job_secret != NULL
+        && plx_pmisrv_kv_put(srv, "plexus-job-secret", cfg->job_secret) != 0)
+        goto err_free_kv;
     return srv;
 
+err_free_kv:
+    for (size_t i = 0; i < srv->kv_cap; i++) {
+        free(srv->kv[i].key);
+        free(srv->kv[i].val);
+    }
+    free(srv->kv);
 err_free_appnum:
     free(srv->appnum);
 err_free_conn:

@@ -48,6 +48,8 @@ struct plx_pmisrv_cfg {
     const int *appnum;          /* per rank: index of its MPMD section */
     const char *kvsname;        /* unique per job */
     const char *process_mapping;/* value of PMI_process_mapping, NULL: none */
+    const char *job_secret;     /* value of "plexus-job-secret" (the TCP transport's
+                                 * handshake secret), NULL: none */
 };
 
 /* NULL on allocation failure. The server copies what it needs from cfg. */

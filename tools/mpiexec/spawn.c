@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,23 @@ static int plx_spawn_nonblock(int fd)
 {
     int fl = fcntl(fd, F_GETFL);
     return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static void plx_spawn_error(const struct plx_spawn_desc *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void plx_spawn_error(const struct plx_spawn_desc *d, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (d->errbuf != NULL && d->errlen > 0)
+        snprintf(d->errbuf, d->errlen, "%s", buf);
+    else
+        fprintf(stderr, "mpiexec: %s\n", buf);
 }
 
 static void plx_spawn_setenv_int(const char *name, int v)
@@ -126,8 +144,9 @@ int plx_spawn_start(const struct plx_spawn_desc *d, struct plx_spawn_proc *p)
         /* exec failed: collect the child, report, clean up */
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
             ;
-        fprintf(stderr, "mpiexec: cannot run '%s' (rank %d): %s\n", d->argv[0], d->rank,
-                strerror(child_err));
+        plx_spawn_error(d, "cannot run '%s' (rank %d%s%s): %s", d->argv[0], d->rank,
+                        d->host ? " on host " : "", d->host ? d->host : "",
+                        strerror(child_err));
         close(sv[0]);
         close(out[0]);
         close(errp[0]);
@@ -164,8 +183,9 @@ err_close_sv:
     errno = err;
 err_report:
     err = errno;
-    fprintf(stderr, "mpiexec: cannot start rank %d: %s%s\n", d->rank, strerror(err),
-            err == EMFILE ? " (raise the limit with ulimit -n)" : "");
+    plx_spawn_error(d, "cannot start rank %d%s%s: %s%s", d->rank, d->host ? " on host " : "",
+                    d->host ? d->host : "", strerror(err),
+                    err == EMFILE ? " (raise the limit with ulimit -n)" : "");
     return err ? err : EIO;
 }
 

@@ -7,8 +7,9 @@
  * end of a socketpair as PMI_FD and pipes for stdout/stderr. Whether exec
  * worked is known before plx_spawn_start returns (close-on-exec status pipe).
  *
- * This is the part a per-host proxy will reuse; it knows nothing of PMI
- * beyond handing over the socket, and nothing of output forwarding.
+ * mpiexec (single-host jobs) and plexus-proxy (one per host of a multi-host
+ * job) both start ranks with it; it knows nothing of PMI beyond handing over
+ * the socket, and nothing of output forwarding.
  */
 #ifndef PLX_SPAWN_H
 #define PLX_SPAWN_H
@@ -27,6 +28,9 @@ struct plx_spawn_desc {
     int stdin_fd;               /* becomes the child's stdin; -1: /dev/null */
     const sigset_t *sigmask;    /* signal mask the program starts with */
     const struct rlimit *nofile;/* RLIMIT_NOFILE the program starts with, or NULL */
+    const char *host;           /* named in error messages when not NULL */
+    char *errbuf;               /* not NULL: errors go here instead of stderr */
+    size_t errlen;
 };
 
 struct plx_spawn_proc {
@@ -37,8 +41,8 @@ struct plx_spawn_proc {
 };
 
 /* Starts one rank. Returns 0, or an errno value: the error was printed with
- * the "mpiexec: " prefix and nothing is left running. All descriptors
- * returned are close-on-exec. */
+ * the "mpiexec: " prefix (or written to d->errbuf without it) and nothing is
+ * left running. All descriptors returned are close-on-exec. */
 int plx_spawn_start(const struct plx_spawn_desc *d, struct plx_spawn_proc *p);
 
 /* Sends sig to the rank's whole process group (group != 0) or to the rank's

@@ -1,0 +1,338 @@
+/*
+ * Collective schedules (see sched.h): building, running, and the progress
+ * hook for nonblocking collectives.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "coll/sched.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "progress/progress.h"
+#include "pt2pt/pt2pt.h"
+
+static struct {
+    struct plx_list active;     /* running nonblocking schedules */
+    int init;
+    int busy;                   /* inside plx_coll_progress (no re-entry) */
+} plx_sched_g;
+
+/* Tags of public collectives: negative, never MPI_ANY_TAG; the low two
+ * bits are left for sub-tags. */
+static int plx_sched_tag(struct plx_comm *c)
+{
+    unsigned seq = c->coll_tag++;
+    return -16 - (int)((seq & 0x0fffffffu) << 2);
+}
+
+struct plx_sched *plx_sched_new(struct plx_comm *c)
+{
+    struct plx_sched *s = plx_calloc(1, sizeof *s);
+    plx_list_init(&s->link);
+    s->comm = c;
+    plx_comm_addref(c);
+    s->tag = plx_sched_tag(c);
+    return s;
+}
+
+void plx_sched_set_op(struct plx_sched *s, struct plx_op *op)
+{
+    plx_op_addref(op);
+    s->op = op;
+}
+
+static struct plx_sched_ent *plx_sched_add(struct plx_sched *s, int kind)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 16;
+        s->ents = realloc(s->ents, (size_t)s->cap * sizeof *s->ents);
+        if (!s->ents)
+            plx_fatal("out of memory building a collective schedule");
+    }
+    struct plx_sched_ent *e = &s->ents[s->n++];
+    memset(e, 0, sizeof *e);
+    e->kind = (uint8_t)kind;
+    return e;
+}
+
+void plx_sched_send_sub(struct plx_sched *s, const void *buf, MPI_Aint count, struct plx_datatype *dt, int peer,
+                        int sub)
+{
+    struct plx_sched_ent *e = plx_sched_add(s, PLX_S_SEND);
+    e->buf = (void *)buf;
+    e->count = count;
+    e->dt = dt;
+    plx_dt_addref(dt);
+    e->peer = peer;
+    e->sub = (uint8_t)sub;
+}
+
+void plx_sched_recv_sub(struct plx_sched *s, void *buf, MPI_Aint count, struct plx_datatype *dt, int peer, int sub)
+{
+    struct plx_sched_ent *e = plx_sched_add(s, PLX_S_RECV);
+    e->buf = buf;
+    e->count = count;
+    e->dt = dt;
+    plx_dt_addref(dt);
+    e->peer = peer;
+    e->sub = (uint8_t)sub;
+}
+
+void plx_sched_send(struct plx_sched *s, const void *buf, MPI_Aint count, struct plx_datatype *dt, int peer)
+{
+    plx_sched_send_sub(s, buf, count, dt, peer, 0);
+}
+
+void plx_sched_recv(struct plx_sched *s, void *buf, MPI_Aint count, struct plx_datatype *dt, int peer)
+{
+    plx_sched_recv_sub(s, buf, count, dt, peer, 0);
+}
+
+void plx_sched_reduce(struct plx_sched *s, const void *src, void *buf, MPI_Aint count, struct plx_datatype *dt)
+{
+    if (count <= 0)
+        return;
+    struct plx_sched_ent *e = plx_sched_add(s, PLX_S_REDUCE);
+    e->src = src;
+    e->buf = buf;
+    e->count = count;
+    e->dt = dt;
+    plx_dt_addref(dt);
+}
+
+void plx_sched_copy(struct plx_sched *s, const void *src, MPI_Aint scount, struct plx_datatype *sdt, void *dst,
+                    MPI_Aint dcount, struct plx_datatype *ddt)
+{
+    if (scount <= 0 || dcount <= 0 || (src == dst && sdt == ddt && scount == dcount))
+        return;
+    struct plx_sched_ent *e = plx_sched_add(s, PLX_S_COPY);
+    e->src = src;
+    e->scount = scount;
+    e->sdt = sdt;
+    plx_dt_addref(sdt);
+    e->buf = dst;
+    e->count = dcount;
+    e->dt = ddt;
+    plx_dt_addref(ddt);
+}
+
+void plx_sched_fence(struct plx_sched *s)
+{
+    if (s->n > 0 && s->ents[s->n - 1].kind != PLX_S_FENCE)
+        plx_sched_add(s, PLX_S_FENCE);
+}
+
+void *plx_sched_alloc(struct plx_sched *s, size_t n)
+{
+    if (s->nbufs == s->capbufs) {
+        s->capbufs = s->capbufs ? 2 * s->capbufs : 4;
+        s->bufs = realloc(s->bufs, (size_t)s->capbufs * sizeof *s->bufs);
+        if (!s->bufs)
+            plx_fatal("out of memory building a collective schedule");
+    }
+    void *p = plx_malloc(n ? n : 1);
+    s->bufs[s->nbufs++] = p;
+    return p;
+}
+
+void *plx_sched_alloc_layout(struct plx_sched *s, MPI_Aint count, const struct plx_datatype *dt)
+{
+    if (count <= 0 || dt->size == 0)
+        return plx_sched_alloc(s, 1);
+    /* the data's span, widened to whole extents: user functions (and C
+     * struct assignments) may touch an element's padding */
+    MPI_Aint last = (count - 1) * dt->extent;
+    MPI_Aint lo = PLX_MIN(dt->true_lb, dt->lb) + PLX_MIN(0, last);
+    MPI_Aint hi = PLX_MAX(dt->true_lb + dt->true_extent, dt->lb + dt->extent) + PLX_MAX(0, last);
+    char *p = plx_sched_alloc(s, (size_t)(hi - lo));
+    return p - lo;
+}
+
+void plx_sched_own_type(struct plx_sched *s, struct plx_datatype *dt)
+{
+    if (s->ndts == s->capdts) {
+        s->capdts = s->capdts ? 2 * s->capdts : 4;
+        s->dts = realloc(s->dts, (size_t)s->capdts * sizeof *s->dts);
+        if (!s->dts)
+            plx_fatal("out of memory building a collective schedule");
+    }
+    s->dts[s->ndts++] = dt;
+}
+
+/* --- running ------------------------------------------------------------ */
+
+static void plx_sched_error(struct plx_sched *s, int code)
+{
+    if (s->err == MPI_SUCCESS)
+        s->err = code;
+}
+
+static void plx_sched_post(struct plx_sched *s, struct plx_sched_ent *e)
+{
+    struct plx_comm *c = s->comm;
+    struct plx_request *r = plx_request_new(e->kind == PLX_S_SEND ? PLX_REQ_SEND : PLX_REQ_RECV, c);
+    r->rank = e->peer;
+    r->tag = s->tag - e->sub;
+    r->ctx = c->context_id + 1;
+    r->buf = e->buf;
+    r->count = e->count;
+    r->dt = e->dt;
+    plx_dt_addref(e->dt);
+    r->mode = PLX_MODE_STD;
+    plx_status_t st = e->kind == PLX_S_SEND ? plx_pt2pt_send_start(r) : plx_pt2pt_recv_start(r);
+    if (st != PLX_OK) {
+        r->cc = 0;
+        plx_sched_error(s, plx_err_make(plx_status_to_class(st), "collective on %s: cannot reach rank %d",
+                                        c->name[0] ? c->name : "a communicator", e->peer));
+    }
+    e->req = r;
+    s->pending++;
+}
+
+static void plx_sched_local(struct plx_sched *s, struct plx_sched_ent *e)
+{
+    if (e->kind == PLX_S_COPY) {
+        plx_dt_copy(e->src, e->scount, e->sdt, e->buf, e->count, e->dt);
+    } else if (plx_op_reduce(s->op, e->src, e->buf, e->count, e->dt) != 0) {
+        plx_sched_error(s, plx_err_make(MPI_ERR_OP, "operation 0x%x is not defined for datatype %s",
+                                        (unsigned)s->op->handle, e->dt->name[0] ? e->dt->name : "(derived)"));
+    }
+}
+
+/* Collects finished requests of the running round; then starts rounds
+ * until one has communication outstanding. Returns work done. */
+static int plx_sched_advance(struct plx_sched *s)
+{
+    int work = 0;
+    if (s->pending) {
+        for (int i = s->round_start; i < s->next; i++) {
+            struct plx_sched_ent *e = &s->ents[i];
+            if (!e->req || e->req->cc != 0)
+                continue;
+            if (e->req->st_error != MPI_SUCCESS)
+                plx_sched_error(s, e->req->st_error);
+            plx_request_free(e->req);
+            e->req = NULL;
+            s->pending--;
+            work++;
+        }
+        if (s->pending)
+            return work;
+    }
+    while (s->next < s->n) {
+        s->round_start = s->next;
+        while (s->next < s->n) {
+            struct plx_sched_ent *e = &s->ents[s->next++];
+            if (e->kind == PLX_S_FENCE)
+                break;
+            if (e->kind == PLX_S_SEND || e->kind == PLX_S_RECV)
+                plx_sched_post(s, e);
+            else
+                plx_sched_local(s, e);
+            work++;
+        }
+        if (s->pending) {
+            /* sends to self and eager traffic may be done already */
+            for (int i = s->round_start; i < s->next; i++) {
+                struct plx_sched_ent *e = &s->ents[i];
+                if (e->req && e->req->cc == 0) {
+                    if (e->req->st_error != MPI_SUCCESS)
+                        plx_sched_error(s, e->req->st_error);
+                    plx_request_free(e->req);
+                    e->req = NULL;
+                    s->pending--;
+                }
+            }
+            if (s->pending)
+                return work;
+        }
+    }
+    s->done = 1;
+    return work + 1;
+}
+
+void plx_sched_free(struct plx_sched *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        struct plx_sched_ent *e = &s->ents[i];
+        if (e->req)
+            plx_request_free(e->req);
+        plx_dt_release(e->dt);
+        plx_dt_release(e->sdt);
+    }
+    for (int i = 0; i < s->nbufs; i++)
+        free(s->bufs[i]);
+    for (int i = 0; i < s->ndts; i++)
+        plx_dt_release(s->dts[i]);
+    free(s->ents);
+    free(s->bufs);
+    free(s->dts);
+    plx_op_release(s->op);
+    plx_comm_release(s->comm);
+    free(s);
+}
+
+static int plx_sched_done(void *arg)
+{
+    struct plx_sched *s = arg;
+    if (!s->done)
+        plx_sched_advance(s);
+    return s->done;
+}
+
+int plx_sched_run(struct plx_sched *s)
+{
+    plx_sched_advance(s);
+    if (!s->done)
+        plx_progress_wait(plx_sched_done, s);
+    int err = s->err;
+    plx_sched_free(s);
+    return err;
+}
+
+static void plx_sched_finish(struct plx_sched *s)
+{
+    plx_list_remove(&s->link);
+    struct plx_request *r = s->req;
+    r->st_error = s->err;
+    plx_sched_free(s);
+    r->cc = 0;
+    plx_request_complete(r);     /* frees r if MPI_Request_free came first */
+}
+
+struct plx_request *plx_sched_start(struct plx_sched *s)
+{
+    if (!plx_sched_g.init) {
+        plx_list_init(&plx_sched_g.active);
+        plx_sched_g.init = 1;
+    }
+    struct plx_request *r = plx_request_new(PLX_REQ_COLL, s->comm);
+    r->rank = MPI_PROC_NULL;
+    r->tag = s->tag;
+    r->ctx = s->comm->context_id + 1;
+    r->st_source = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    r->cc = 1;
+    s->req = r;
+    plx_list_push_back(&plx_sched_g.active, &s->link);
+    plx_sched_advance(s);
+    if (s->done)
+        plx_sched_finish(s);
+    return r;
+}
+
+int plx_coll_progress(void)
+{
+    if (!plx_sched_g.init || plx_list_empty(&plx_sched_g.active) || plx_sched_g.busy)
+        return 0;
+    plx_sched_g.busy = 1;
+    int work = 0;
+    struct plx_list *pos, *n;
+    plx_list_for_each_safe(pos, n, &plx_sched_g.active) {
+        struct plx_sched *s = plx_list_entry(pos, struct plx_sched, link);
+        work += plx_sched_advance(s);
+        if (s->done)
+            plx_sched_finish(s);
+    }
+    plx_sched_g.busy = 0;
+    return work;
+}

@@ -1,0 +1,110 @@
+/*
+ * Collective schedules: every public collective algorithm is written once as
+ * a schedule, a list of rounds; a round is a set of sends, receives and
+ * local steps (copies, reductions) started together. Local steps of a round
+ * run first, in order, when the round starts; its sends and receives are
+ * then posted; the next round starts when all of them have completed.
+ * Builders put a fence between a receive and anything that reads its data.
+ *
+ * A blocking collective builds a schedule and waits for it; a nonblocking
+ * one returns a request and the schedule is advanced by the progress engine
+ * (plx_coll_progress, called from plx_progress_poll), so it moves while the
+ * application computes and calls MPI_Test.
+ *
+ * Matching: messages go on the communicator's collective context
+ * (context_id + 1) with a tag drawn from a per-communicator sequence
+ * (comm->coll_tag), so collectives never match user point-to-point traffic
+ * and concurrent nonblocking collectives on one communicator never match
+ * each other. Internal tags are negative (below MPI_ANY_TAG), leaving the
+ * non-negative ones to the library's own internal collectives (coll.h).
+ *
+ * Buffers: the schedule owns its temporary buffers and holds a reference on
+ * every datatype, the op and the communicator until it completes.
+ *
+ * Thread rules: under the API lock, like the rest of the library.
+ */
+#ifndef PLX_COLL_SCHED_H
+#define PLX_COLL_SCHED_H
+
+#include <mpi.h>
+#include "core/datatype.h"
+#include "core/objects.h"
+#include "core/op.h"
+#include "core/request.h"
+
+enum plx_sched_kind {
+    PLX_S_SEND = 1,
+    PLX_S_RECV,
+    PLX_S_REDUCE,               /* buf = src op buf */
+    PLX_S_COPY,                 /* (src, scount, sdt) -> (buf, count, dt) */
+    PLX_S_FENCE,
+};
+
+struct plx_sched_ent {
+    uint8_t kind;
+    uint8_t sub;                /* sub-tag (0..3) of a send/receive */
+    int peer;
+    void *buf;
+    const void *src;
+    MPI_Aint count, scount;
+    struct plx_datatype *dt, *sdt;
+    struct plx_request *req;
+};
+
+struct plx_sched {
+    struct plx_list link;       /* on the active list while running (nonblocking) */
+    struct plx_comm *comm;
+    int tag;
+    struct plx_op *op;
+    struct plx_sched_ent *ents;
+    int n, cap;
+    int next;                   /* first entry not started */
+    int round_start;            /* first entry of the running round */
+    int pending;                /* communication of the running round not complete */
+    int done;
+    int err;                    /* first MPI error code seen */
+    void **bufs;                /* temporary buffers, freed at the end */
+    int nbufs, capbufs;
+    struct plx_datatype **dts;  /* extra references (internal types) */
+    int ndts, capdts;
+    struct plx_request *req;    /* nonblocking: the user's request */
+};
+
+/* A schedule on comm (referenced) with the next collective tag. */
+struct plx_sched *plx_sched_new(struct plx_comm *c);
+void plx_sched_set_op(struct plx_sched *s, struct plx_op *op);
+
+void plx_sched_send(struct plx_sched *s, const void *buf, MPI_Aint count, struct plx_datatype *dt, int peer);
+void plx_sched_recv(struct plx_sched *s, void *buf, MPI_Aint count, struct plx_datatype *dt, int peer);
+/* The same with a sub-tag: messages of one collective between the same two
+ * ranks match by sub-tag first, then in order. */
+void plx_sched_send_sub(struct plx_sched *s, const void *buf, MPI_Aint count, struct plx_datatype *dt, int peer,
+                        int sub);
+void plx_sched_recv_sub(struct plx_sched *s, void *buf, MPI_Aint count, struct plx_datatype *dt, int peer, int sub);
+/* buf = src op buf (count elements of dt, user layout) */
+void plx_sched_reduce(struct plx_sched *s, const void *src, void *buf, MPI_Aint count, struct plx_datatype *dt);
+void plx_sched_copy(struct plx_sched *s, const void *src, MPI_Aint scount, struct plx_datatype *sdt, void *dst,
+                    MPI_Aint dcount, struct plx_datatype *ddt);
+/* Ends the current round. */
+void plx_sched_fence(struct plx_sched *s);
+
+/* Temporary memory owned by the schedule. */
+void *plx_sched_alloc(struct plx_sched *s, size_t n);
+/* A buffer for count elements of dt laid out as in a user buffer (the
+ * returned pointer is the buffer's origin: data starts at + true_lb). */
+void *plx_sched_alloc_layout(struct plx_sched *s, MPI_Aint count, const struct plx_datatype *dt);
+/* Keeps an internal datatype alive until the schedule ends (takes the reference). */
+void plx_sched_own_type(struct plx_sched *s, struct plx_datatype *dt);
+
+/* Blocking: runs s to completion and frees it; returns an MPI error code. */
+int plx_sched_run(struct plx_sched *s);
+/* Nonblocking: starts s; its completion completes the returned request. */
+struct plx_request *plx_sched_start(struct plx_sched *s);
+/* Frees a schedule that was built but will not run. */
+void plx_sched_free(struct plx_sched *s);
+
+/* Advances every running nonblocking collective; returns work done. Called
+ * by plx_progress_poll. */
+int plx_coll_progress(void);
+
+#endif

@@ -1,0 +1,1770 @@
+/*
+ * TCP transport.
+ *
+ * Sockets. Each process listens on one socket (IPv6 dual-stack "::", or
+ * IPv4 "0.0.0.0" where IPv6 is off; PLEXUS_TCP_PORTS picks the port) and
+ * publishes its port and the addresses of the selected interfaces as its
+ * business card (iface.h). A connection to a peer opens on the first packet
+ * sent to it: fetch its card (PMI), try its addresses in order, each with
+ * PLEXUS_TCP_CONNECT_TIMEOUT, and run the handshake of tcp_wire.h, which
+ * carries the job's secret and both ranks. When two ranks connect to each
+ * other at once, the lower rank's connection is kept: the higher rank adopts
+ * the incoming one and drops its own; the lower answers DUPLICATE to the
+ * other. A peer's packets queue on the peer (not the socket) until a
+ * connection is open, so they survive that switch in order.
+ *
+ * Every socket is non-blocking and registered in one epoll set, level-
+ * triggered for input, with EPOLLOUT only while a socket is full; poll()
+ * handles only the sockets epoll reports, so idle connections cost nothing,
+ * and the epoll fd is what a sleeping wait blocks on.
+ *
+ * Sending. With nothing queued, send() is one sendmsg of header + payload;
+ * the bytes the socket does not take are copied into the peer's queue
+ * (bounded by PLEXUS_TCP_SENDQ_MAX, beyond which send() says BUSY). Queued
+ * packets leave together, gathered into one sendmsg, as soon as the socket
+ * has room; nothing waits for more. Rendezvous DATA goes through send_zcopy:
+ * the whole message is one packet whose payload is written straight from the
+ * user's buffer, and the send request completes once the last byte is with
+ * the kernel (plx_pt2pt_zcopy_done, reported from poll).
+ *
+ * Receiving. A socket is read into one buffer shared by all connections, and
+ * whole packets in it are dispatched in place. Only a packet cut by the end
+ * of a read moves to its connection: a short header into the connection, an
+ * eager payload into a buffer of its own, and the payload of DATA, after the
+ * header and its 8-byte offset, into the posted receive buffer: the
+ * transport asks pt2pt where (plx_pt2pt_data_dst) and reads the rest with
+ * readv straight there. Per-connection memory is thus only what a half-read
+ * packet needs.
+ *
+ * Self-sends (when PLEXUS_TRANSPORTS=tcp leaves no shared memory between
+ * the ranks of a node) go through an in-process queue delivered by poll.
+ *
+ * Failures. A connect or handshake that does not finish in time, a peer
+ * that closes without having said BYE, or a reset, ends the job (plx_fatal)
+ * with a message naming both ranks, their hosts and the addresses tried:
+ * requests pending on that peer could never complete. Keepalive and
+ * TCP_USER_TIMEOUT turn a vanished host into such an error within about
+ * half a minute. At MPI_Finalize every connection sends BYE, flushes,
+ * shuts down its sending side and drains until the peer's EOF, so no
+ * close turns into a reset that could destroy data still in flight.
+ *
+ * Thread rules: as every transport, under the API lock, from the progress
+ * engine (poll) and the point-to-point layer (send, send_zcopy).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include "core/config.h"
+#include "core/log.h"
+#include "core/plexus.h"
+#include "core/runtime.h"
+#include "pm/pm.h"
+#include "pt2pt/pt2pt.h"
+#include "transport/tcp/iface.h"
+#include "transport/tcp/tcp.h"
+#include "transport/tcp/tcp_wire.h"
+
+#define PLX_TCP_PKT_BYE 0xfe            /* transport-private: "finalizing; EOF follows" */
+#define PLX_TCP_HDR sizeof(struct plx_hdr)
+#define PLX_TCP_MAX_IOV 64
+#define PLX_TCP_SMALL 256               /* queue entries this small come from a free list */
+#define PLX_TCP_SMALL_KEEP 256          /* ... which keeps at most this many */
+#define PLX_TCP_MAX_HANDSHAKES 1024     /* accepted connections not yet through the handshake */
+#define PLX_TCP_MAX_PAYLOAD (1ull << 30)  /* sanity bound of a non-DATA packet */
+#define PLX_TCP_FINALIZE_SECONDS 10.0
+
+enum plx_tcp_conn_state {
+    PLX_TCP_C_CONNECTING = 1,           /* ours: connect() in progress */
+    PLX_TCP_C_HELLO_SENT,               /* ours: waiting for the answer */
+    PLX_TCP_C_ACCEPTED,                 /* theirs: waiting for the hello */
+    PLX_TCP_C_OPEN,                     /* carries packets */
+    PLX_TCP_C_DEAD,                     /* closed; freed at the end of poll */
+};
+
+enum plx_tcp_rx_state { PLX_TCP_RX_HDR, PLX_TCP_RX_PAYLOAD, PLX_TCP_RX_DIRECT, PLX_TCP_RX_DISCARD };
+
+struct plx_tcp_conn {
+    int fd;
+    int state;
+    int lpid;                           /* -1: accepted, hello not read yet */
+    uint32_t events;                    /* current epoll interest */
+    int in_epoll;
+    double deadline;                    /* handshake states */
+    struct plx_list link;               /* handshaking / zombies */
+    struct sockaddr_storage addr;       /* the other end */
+    socklen_t addrlen;
+    union {
+        struct plx_tcp_hello hello;
+        struct plx_tcp_ack ack;
+        uint8_t b[64];
+    } hs;
+    size_t hs_got;
+    /* receiving (OPEN) */
+    int rx;
+    uint8_t rhdr[PLX_TCP_HDR + 8];      /* header, and the offset of DATA */
+    size_t rhdr_got;
+    struct plx_hdr rh;                  /* valid once rhdr_got >= PLX_TCP_HDR */
+    char *rbuf;                         /* PAYLOAD: own buffer (or NULL); DIRECT: user memory */
+    size_t rlen, rgot;
+    size_t rdiscard;                    /* DATA bytes beyond a truncated receive */
+};
+
+/* A packet (or the rest of one) waiting to be written. */
+struct plx_tcp_sbuf {
+    struct plx_list link;
+    void *cookie;                       /* zero copy: pt2pt's cookie, reported once written */
+    const char *zc;                     /* zero copy: user bytes, written after data[] */
+    size_t zc_len;
+    size_t copied;                      /* bytes in data[] */
+    size_t done;                        /* bytes written, of copied + zc_len */
+    size_t cap;
+    char data[];
+};
+
+enum plx_tcp_peer_state {
+    PLX_TCP_P_IDLE = 0,                 /* no connection yet */
+    PLX_TCP_P_CONNECTING,               /* conn is our attempt */
+    PLX_TCP_P_WAIT_PEER,                /* our attempt lost the tie-break: theirs comes */
+    PLX_TCP_P_OPEN,
+    PLX_TCP_P_CLOSED,                   /* the peer said BYE and closed */
+};
+
+struct plx_tcp_peer {
+    int lpid;
+    int state;
+    struct plx_tcp_conn *conn;
+    struct plx_list sq;                 /* struct plx_tcp_sbuf, in order */
+    size_t sq_copied;
+    int wblocked;                       /* socket full: EPOLLOUT armed */
+    int bye;                            /* BYE received */
+    int fin_bye, fin_shut, fin_eof;     /* finalize: BYE queued, our side shut down, theirs ended */
+    /* connecting */
+    struct plx_tcp_card *card;          /* fetched on first need */
+    struct plx_tcp_ipaddr cand[2 + PLX_TCP_CARD_MAX_ADDRS];
+    int ncand, next_cand;
+    double wait_deadline;               /* WAIT_PEER */
+    struct plx_list wait_link;
+    char tried[600];
+};
+
+struct plx_tcp_selfpkt {
+    struct plx_list link;
+    struct plx_hdr h;
+    void *cookie;                       /* zero copy DATA: payload is the offset, data at zc */
+    const char *zc;
+    size_t plen;
+    uint64_t payload[];
+};
+
+static char plx_tcp_listen_tag;         /* epoll data of the listening socket */
+
+static struct {
+    int early_ok;                       /* listener + card done */
+    int initialized;
+    int finalizing;
+    int lfd, epfd;
+    int port;
+    char early_err[256];
+    uint8_t secret[16];
+    int have_secret;
+    char host[64];
+    struct plx_tcp_iface_rules rules;
+    struct plx_tcp_ifaddr my[PLX_TCP_CARD_MAX_ADDRS];     /* my selected addresses */
+    int nmy;
+    double timeout;
+    size_t eager_max, credit, sendq_max;
+    struct plx_tcp_peer **peers;        /* by world rank, allocated on first use */
+    struct plx_list handshaking;        /* conns in a handshake state */
+    int naccepting;
+    struct plx_list waiting;            /* peers in WAIT_PEER */
+    struct plx_list zombies;            /* DEAD conns to free after the epoll batch */
+    struct plx_list selfq;
+    void **zc_done;                     /* completed zero-copy cookies to report */
+    size_t nzc_done, zc_cap;
+    char *rxbuf;
+    size_t rxcap;
+    struct plx_list small_free;
+    int nsmall_free;
+} plx_tcp = { .lfd = -1, .epfd = -1 };
+
+static double plx_tcp_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void plx_tcp_sockaddr_str(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
+        port = ntohs(in->sin_port);
+        snprintf(buf, len, "%s:%d", ip, port);
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+        inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
+        port = ntohs(in6->sin6_port);
+        snprintf(buf, len, "[%s]:%d", ip, port);
+    } else {
+        snprintf(buf, len, "(unknown address)");
+    }
+}
+
+/* --- peers, cards, messages ------------------------------------------------ */
+
+static struct plx_tcp_peer *plx_tcp_peer_get(int lpid)
+{
+    struct plx_tcp_peer *p = plx_tcp.peers[lpid];
+    if (plx_likely(p))
+        return p;
+    p = plx_calloc(1, sizeof *p);
+    p->lpid = lpid;
+    plx_list_init(&p->sq);
+    plx_list_init(&p->wait_link);
+    plx_tcp.peers[lpid] = p;
+    return p;
+}
+
+/* The peer's card, fetched through PMI once; NULL (and a reason) if absent. */
+static const struct plx_tcp_card *plx_tcp_peer_card(struct plx_tcp_peer *p, char *why, size_t whylen)
+{
+    if (p->card)
+        return p->card;
+    char key[PLX_PM_MAX_KEY], val[PLX_PM_MAX_VAL];
+    snprintf(key, sizeof key, "tcp-%d", p->lpid);
+    if (plx_pm_get(key, val, sizeof val) != PLX_OK) {
+        snprintf(why, whylen, "it published no TCP business card");
+        return NULL;
+    }
+    struct plx_tcp_card *c = plx_malloc(sizeof *c);
+    if (!strncmp(val, "none|", 5)) {
+        snprintf(why, whylen, "its TCP set-up failed (%.200s)", val + 5);
+        free(c);
+        return NULL;
+    }
+    if (plx_tcp_card_parse(val, c) != 0) {
+        snprintf(why, whylen, "its TCP business card is malformed: \"%.200s\"", val);
+        free(c);
+        return NULL;
+    }
+    p->card = c;
+    return c;
+}
+
+/* "rank 3 (host n2)" */
+static void plx_tcp_who(int lpid, char *buf, size_t len)
+{
+    if (lpid == plx_procs.my_lpid) {
+        snprintf(buf, len, "rank %d (host %s)", lpid, plx_tcp.host);
+        return;
+    }
+    char why[256];
+    const struct plx_tcp_card *c = lpid >= 0 ? plx_tcp_peer_card(plx_tcp_peer_get(lpid), why, sizeof why) : NULL;
+    snprintf(buf, len, "rank %d (host %s)", lpid, c ? c->host : "unknown");
+}
+
+_Noreturn static void plx_tcp_peer_lost(struct plx_tcp_peer *p, const char *what)
+{
+    char me[128], him[128], addr[80] = "";
+    plx_tcp_who(plx_procs.my_lpid, me, sizeof me);
+    plx_tcp_who(p->lpid, him, sizeof him);
+    if (p->bye)
+        plx_fatal("tcp: %s sends to %s, which has already finalized", me, him);
+    if (p->conn)
+        plx_tcp_sockaddr_str(&p->conn->addr, addr, sizeof addr);
+    plx_fatal("tcp: connection between %s and %s at %s lost: %s. The peer process died, or its host or "
+              "the network between them went down",
+              me, him, addr[0] ? addr : "?", what);
+}
+
+/* --- epoll and connections ---------------------------------------------------- */
+
+static void plx_tcp_epoll_set(struct plx_tcp_conn *c, uint32_t events)
+{
+    if (c->in_epoll && c->events == events)
+        return;
+    struct epoll_event ev = { .events = events, .data.ptr = c };
+    int op = c->in_epoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(plx_tcp.epfd, op, c->fd, &ev) != 0)
+        plx_fatal("tcp: epoll_ctl: %s", strerror(errno));
+    c->in_epoll = 1;
+    c->events = events;
+}
+
+static void plx_tcp_sock_opts(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (plx_config.tcp_sockbuf) {
+        int b = (int)PLX_MIN(plx_config.tcp_sockbuf, (size_t)INT_MAX);
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b, sizeof b);
+    }
+    /* A host that vanishes sends neither FIN nor RST: keepalive probes find
+     * it on an idle connection, the user timeout when data stays unacked. */
+    int idle = 10, intvl = 5, cnt = 3;
+    unsigned utimeout = 30000;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &utimeout, sizeof utimeout);
+}
+
+static struct plx_tcp_conn *plx_tcp_conn_new(int fd, int state, int lpid)
+{
+    struct plx_tcp_conn *c = plx_calloc(1, sizeof *c);
+    c->fd = fd;
+    c->state = state;
+    c->lpid = lpid;
+    plx_list_init(&c->link);
+    return c;
+}
+
+static void plx_tcp_conn_close(struct plx_tcp_conn *c)
+{
+    if (c->state == PLX_TCP_C_DEAD)
+        return;
+    if (c->state == PLX_TCP_C_ACCEPTED)
+        plx_tcp.naccepting--;
+    plx_list_remove(&c->link);
+    close(c->fd);               /* also leaves the epoll set */
+    c->fd = -1;
+    if (c->rx == PLX_TCP_RX_PAYLOAD)
+        free(c->rbuf);
+    c->rbuf = NULL;
+    c->state = PLX_TCP_C_DEAD;
+    /* an event for it may still be in this poll's batch */
+    plx_list_push_back(&plx_tcp.zombies, &c->link);
+}
+
+static void plx_tcp_handshaking(struct plx_tcp_conn *c)
+{
+    c->deadline = plx_tcp_now() + plx_tcp.timeout;
+    plx_list_remove(&c->link);
+    plx_list_push_back(&plx_tcp.handshaking, &c->link);
+}
+
+/* --- the send queue ------------------------------------------------------------ */
+
+static struct plx_tcp_sbuf *plx_tcp_sbuf_new(size_t copied)
+{
+    struct plx_tcp_sbuf *b;
+    if (copied <= PLX_TCP_SMALL && !plx_list_empty(&plx_tcp.small_free)) {
+        b = plx_list_entry(plx_tcp.small_free.next, struct plx_tcp_sbuf, link);
+        plx_list_remove(&b->link);
+        plx_tcp.nsmall_free--;
+    } else {
+        size_t cap = copied <= PLX_TCP_SMALL ? PLX_TCP_SMALL : copied;
+        b = plx_malloc(sizeof *b + cap);
+        b->cap = cap;
+    }
+    plx_list_init(&b->link);
+    b->cookie = NULL;
+    b->zc = NULL;
+    b->zc_len = 0;
+    b->copied = copied;
+    b->done = 0;
+    return b;
+}
+
+static void plx_tcp_sbuf_free(struct plx_tcp_sbuf *b)
+{
+    if (b->cap == PLX_TCP_SMALL && plx_tcp.nsmall_free < PLX_TCP_SMALL_KEEP) {
+        plx_list_push_back(&plx_tcp.small_free, &b->link);
+        plx_tcp.nsmall_free++;
+        return;
+    }
+    free(b);
+}
+
+/* Copies v[], skipping its first `skip` bytes, into a new queue entry; a
+ * zero-copy packet keeps its last entry by reference. */
+static void plx_tcp_enqueue(struct plx_tcp_peer *p, const struct iovec *v, int n, size_t skip, void *cookie)
+{
+    int ncopy = cookie ? n - 1 : n;
+    size_t copied = 0;
+    for (int i = 0; i < ncopy; i++)
+        copied += v[i].iov_len;
+    size_t cskip = PLX_MIN(skip, copied);
+    struct plx_tcp_sbuf *b = plx_tcp_sbuf_new(copied - cskip);
+    size_t off = 0, pos = 0;
+    for (int i = 0; i < ncopy; i++) {
+        size_t len = v[i].iov_len;
+        if (pos + len > cskip) {
+            size_t from = cskip > pos ? cskip - pos : 0;
+            memcpy(b->data + off, (const char *)v[i].iov_base + from, len - from);
+            off += len - from;
+        }
+        pos += len;
+    }
+    if (cookie) {
+        size_t zskip = skip - cskip;
+        b->cookie = cookie;
+        b->zc = (const char *)v[n - 1].iov_base + zskip;
+        b->zc_len = v[n - 1].iov_len - zskip;
+    }
+    p->sq_copied += b->copied;
+    plx_list_push_back(&p->sq, &b->link);
+}
+
+static void plx_tcp_zc_done_push(void *cookie)
+{
+    if (plx_tcp.nzc_done == plx_tcp.zc_cap) {
+        plx_tcp.zc_cap = plx_tcp.zc_cap ? 2 * plx_tcp.zc_cap : 64;
+        plx_tcp.zc_done = realloc(plx_tcp.zc_done, plx_tcp.zc_cap * sizeof(void *));
+        if (!plx_tcp.zc_done)
+            plx_fatal("tcp: out of memory");
+    }
+    plx_tcp.zc_done[plx_tcp.nzc_done++] = cookie;
+}
+
+static void plx_tcp_fin_close(struct plx_tcp_peer *p);
+
+/* sendmsg of v; bytes written (0 when the socket is full). A broken
+ * connection ends the job. */
+static size_t plx_tcp_writev(struct plx_tcp_peer *p, const struct iovec *v, int n)
+{
+    struct msghdr m = { .msg_iov = (struct iovec *)v, .msg_iovlen = (size_t)n };
+    for (;;) {
+        ssize_t w = sendmsg(p->conn->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (plx_likely(w >= 0))
+            return (size_t)w;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return 0;
+        if (errno == EINTR)
+            continue;
+        if (plx_tcp.finalizing) {
+            plx_tcp_fin_close(p);
+            return 0;
+        }
+        plx_tcp_peer_lost(p, strerror(errno));
+    }
+}
+
+static void plx_tcp_block(struct plx_tcp_peer *p)
+{
+    p->wblocked = 1;
+    plx_tcp_epoll_set(p->conn, EPOLLIN | EPOLLOUT);
+}
+
+/* Writes as much of the queue as the socket takes, many packets per call. */
+static int plx_tcp_flush(struct plx_tcp_peer *p)
+{
+    int work = 0;
+    while (!plx_list_empty(&p->sq)) {
+        struct iovec v[PLX_TCP_MAX_IOV];
+        int n = 0;
+        size_t want = 0;
+        struct plx_list *pos;
+        plx_list_for_each(pos, &p->sq) {
+            if (n > PLX_TCP_MAX_IOV - 2)
+                break;
+            struct plx_tcp_sbuf *b = plx_list_entry(pos, struct plx_tcp_sbuf, link);
+            if (b->done < b->copied) {
+                v[n].iov_base = b->data + b->done;
+                v[n++].iov_len = b->copied - b->done;
+                want += b->copied - b->done;
+                if (b->zc_len) {
+                    v[n].iov_base = (void *)b->zc;
+                    v[n++].iov_len = b->zc_len;
+                    want += b->zc_len;
+                }
+            } else {
+                size_t zoff = b->done - b->copied;
+                v[n].iov_base = (void *)(b->zc + zoff);
+                v[n++].iov_len = b->zc_len - zoff;
+                want += b->zc_len - zoff;
+            }
+        }
+        size_t w = plx_tcp_writev(p, v, n);
+        if (plx_unlikely(!p->conn))
+            return work;        /* finalize: the peer is gone, queue dropped */
+        work += w > 0;
+        size_t left = w;
+        while (!plx_list_empty(&p->sq)) {
+            struct plx_tcp_sbuf *b = plx_list_entry(p->sq.next, struct plx_tcp_sbuf, link);
+            size_t rem = b->copied + b->zc_len - b->done;
+            if (left < rem) {
+                b->done += left;
+                break;
+            }
+            left -= rem;
+            plx_list_remove(&b->link);
+            p->sq_copied -= b->copied;
+            if (b->cookie)
+                plx_tcp_zc_done_push(b->cookie);
+            plx_tcp_sbuf_free(b);
+        }
+        if (w < want) {
+            plx_tcp_block(p);
+            return work;
+        }
+    }
+    if (p->wblocked) {
+        p->wblocked = 0;
+        plx_tcp_epoll_set(p->conn, EPOLLIN);
+    }
+    return work;
+}
+
+/* --- connecting ----------------------------------------------------------------- */
+
+static void plx_tcp_try_next(struct plx_tcp_peer *p);
+static void plx_tcp_fin_close(struct plx_tcp_peer *p);
+
+static void plx_tcp_tried(struct plx_tcp_peer *p, const struct sockaddr_storage *ss, const char *why)
+{
+    char a[80];
+    plx_tcp_sockaddr_str(ss, a, sizeof a);
+    size_t l = strlen(p->tried);
+    snprintf(p->tried + l, sizeof p->tried - l, "%s%s (%s)", l ? ", " : "", a, why);
+    plx_debug(2, "tcp: connecting to rank %d at %s failed: %s", p->lpid, a, why);
+}
+
+/* Ends the job; while finalizing, only gives up on the peer. */
+static void plx_tcp_connect_failed(struct plx_tcp_peer *p, const char *why)
+{
+    if (plx_tcp.finalizing) {
+        plx_debug(1, "tcp: at finalize, cannot connect to rank %d (%s); dropping what was queued", p->lpid, why);
+        plx_tcp_fin_close(p);
+        return;
+    }
+    char me[128], him[128];
+    plx_tcp_who(plx_procs.my_lpid, me, sizeof me);
+    plx_tcp_who(p->lpid, him, sizeof him);
+    plx_fatal("tcp: %s cannot connect to %s: %s%s%s. Check that the hosts reach each other at these "
+              "addresses; PLEXUS_IFACES chooses the interfaces, PLEXUS_TCP_PORTS the ports (firewalls), "
+              "PLEXUS_TCP_CONNECT_TIMEOUT the time allowed",
+              me, him, why, p->tried[0] ? "; tried " : "", p->tried);
+}
+
+static void plx_tcp_send_hello(struct plx_tcp_peer *p, struct plx_tcp_conn *c)
+{
+    struct plx_tcp_hello h = {
+        .magic = PLX_TCP_MAGIC,
+        .version = PLX_TCP_VERSION,
+        .hdr_size = PLX_TCP_HDR,
+        .src = plx_procs.my_lpid,
+        .dst = p->lpid,
+        .size = (uint32_t)plx_procs.n,
+    };
+    memcpy(h.secret, plx_tcp.secret, 16);
+    /* A new socket's send buffer is empty: 40 bytes always fit at once. */
+    ssize_t w = send(c->fd, &h, sizeof h, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w != (ssize_t)sizeof h) {
+        plx_tcp_tried(p, &c->addr, w < 0 ? strerror(errno) : "short write of the handshake");
+        plx_tcp_conn_close(c);
+        p->conn = NULL;
+        plx_tcp_try_next(p);
+        return;
+    }
+    c->state = PLX_TCP_C_HELLO_SENT;
+    c->hs_got = 0;
+    plx_tcp_epoll_set(c, EPOLLIN);
+}
+
+/* Starts a connection to the next candidate address; ends the job when
+ * none is left. */
+static void plx_tcp_try_next(struct plx_tcp_peer *p)
+{
+    while (p->next_cand < p->ncand) {
+        const struct plx_tcp_ipaddr *a = &p->cand[p->next_cand++];
+        struct sockaddr_storage ss;
+        socklen_t len = plx_tcp_ip_sockaddr(a, p->card->port, &ss);
+        int fd = socket(a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            plx_tcp_tried(p, &ss, strerror(errno));
+            if (errno == EMFILE || errno == ENFILE) {
+                plx_tcp_connect_failed(p, "out of file descriptors (raise ulimit -n)");
+                return;
+            }
+            continue;
+        }
+        plx_tcp_sock_opts(fd);
+        struct plx_tcp_conn *c = plx_tcp_conn_new(fd, PLX_TCP_C_CONNECTING, p->lpid);
+        c->addr = ss;
+        c->addrlen = len;
+        p->conn = c;
+        p->state = PLX_TCP_P_CONNECTING;
+        plx_tcp_handshaking(c);
+        int r;
+        do
+            r = connect(fd, (struct sockaddr *)&ss, len);
+        while (r != 0 && errno == EINTR);
+        if (r == 0) {
+            plx_tcp_epoll_set(c, EPOLLIN);
+            plx_tcp_send_hello(p, c);
+            return;
+        }
+        if (errno == EINPROGRESS) {
+            plx_tcp_epoll_set(c, EPOLLOUT);
+            return;
+        }
+        plx_tcp_tried(p, &ss, strerror(errno));
+        plx_tcp_conn_close(c);
+        p->conn = NULL;
+    }
+    plx_tcp_connect_failed(p, p->ncand ? "no address worked" : "it has no address this host may use");
+}
+
+/* Does a share a subnet with one of my addresses? Orders attempts only. */
+static int plx_tcp_near(const struct plx_tcp_ipaddr *a)
+{
+    for (int i = 0; i < plx_tcp.nmy; i++)
+        if (plx_tcp_ip_in_cidr(a, &plx_tcp.my[i].a, plx_tcp.my[i].prefix))
+            return 1;
+    return 0;
+}
+
+static void plx_tcp_connect_start(struct plx_tcp_peer *p)
+{
+    char why[300];
+    const struct plx_tcp_card *c = plx_tcp_peer_card(p, why, sizeof why);
+    if (!c) {
+        plx_tcp_connect_failed(p, why);
+        return;
+    }
+    p->ncand = 0;
+    if (plx_procs.p[p->lpid].node_id == plx_procs.my_node)
+        for (int i = 0; i < c->nlo; i++)
+            p->cand[p->ncand++] = c->lo[i];
+    for (int near = 1; near >= 0; near--)
+        for (int i = 0; i < c->naddr; i++)
+            if (plx_tcp_near(&c->addr[i]) == near)
+                p->cand[p->ncand++] = c->addr[i];
+    p->next_cand = 0;
+    p->tried[0] = 0;
+    plx_debug(2, "tcp: connecting to rank %d (host %s, %d addresses)", p->lpid, c->host, p->ncand);
+    plx_tcp_try_next(p);
+}
+
+static void plx_tcp_peer_open(struct plx_tcp_peer *p, struct plx_tcp_conn *c)
+{
+    plx_list_remove(&c->link);
+    if (c->state == PLX_TCP_C_ACCEPTED)
+        plx_tcp.naccepting--;
+    c->state = PLX_TCP_C_OPEN;
+    c->lpid = p->lpid;
+    c->rx = PLX_TCP_RX_HDR;
+    c->rhdr_got = 0;
+    p->conn = c;
+    p->state = PLX_TCP_P_OPEN;
+    p->wblocked = 0;
+    plx_list_remove(&p->wait_link);
+    plx_tcp_epoll_set(c, EPOLLIN);
+    if (plx_log_debug >= 2) {
+        char a[80];
+        plx_tcp_sockaddr_str(&c->addr, a, sizeof a);
+        plx_debug(2, "tcp: connection with rank %d open (%s)", p->lpid, a);
+    }
+    plx_tcp_flush(p);
+}
+
+/* Our connection is writable: connected, or failed. */
+static void plx_tcp_on_connected(struct plx_tcp_conn *c)
+{
+    struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
+    int err = 0;
+    socklen_t el = sizeof err;
+    getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el);
+    if (err) {
+        plx_tcp_tried(p, &c->addr, strerror(err));
+        plx_tcp_conn_close(c);
+        p->conn = NULL;
+        plx_tcp_try_next(p);
+        return;
+    }
+    plx_tcp_send_hello(p, c);
+}
+
+/* The acceptor answered our hello. */
+static void plx_tcp_on_ack(struct plx_tcp_conn *c)
+{
+    struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
+    ssize_t r = recv(c->fd, c->hs.b + c->hs_got, sizeof c->hs.ack - c->hs_got, 0);
+    if (r < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (r <= 0) {
+        plx_tcp_tried(p, &c->addr, r == 0 ? "closed during the handshake: not a rank of this job"
+                                          : strerror(errno));
+        plx_tcp_conn_close(c);
+        p->conn = NULL;
+        plx_tcp_try_next(p);
+        return;
+    }
+    c->hs_got += (size_t)r;
+    if (c->hs_got < sizeof c->hs.ack)
+        return;
+    const struct plx_tcp_ack *a = &c->hs.ack;
+    if (a->magic != PLX_TCP_MAGIC || a->version != PLX_TCP_VERSION || a->status == PLX_TCP_ACK_WRONG_PEER ||
+        (a->status == PLX_TCP_ACK_ACCEPT && a->rank != p->lpid)) {
+        plx_tcp_tried(p, &c->addr, "answered by another process");
+        plx_tcp_conn_close(c);
+        p->conn = NULL;
+        plx_tcp_try_next(p);
+        return;
+    }
+    if (a->status == PLX_TCP_ACK_DUPLICATE) {
+        /* the peer's own connection to us wins; it is on its way */
+        plx_debug(2, "tcp: rank %d keeps its own connection to us", p->lpid);
+        plx_tcp_conn_close(c);
+        p->conn = NULL;
+        p->state = PLX_TCP_P_WAIT_PEER;
+        p->wait_deadline = plx_tcp_now() + plx_tcp.timeout;
+        plx_list_push_back(&plx_tcp.waiting, &p->wait_link);
+        return;
+    }
+    plx_tcp_peer_open(p, c);
+}
+
+static void plx_tcp_refuse(struct plx_tcp_conn *c, const char *why)
+{
+    char a[80];
+    plx_tcp_sockaddr_str(&c->addr, a, sizeof a);
+    plx_debug(1, "tcp: refused a connection from %s: %s", a, why);
+    plx_tcp_conn_close(c);
+}
+
+static void plx_tcp_answer(struct plx_tcp_conn *c, int status)
+{
+    struct plx_tcp_ack a = { .magic = PLX_TCP_MAGIC, .version = PLX_TCP_VERSION, .status = (uint16_t)status,
+                             .rank = plx_procs.my_lpid };
+    /* 16 bytes into a new socket: never partial; if the peer is gone, it
+     * does not matter */
+    (void)send(c->fd, &a, sizeof a, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* Reads the hello of an accepted connection and decides. */
+static void plx_tcp_on_hello(struct plx_tcp_conn *c)
+{
+    ssize_t r = recv(c->fd, c->hs.b + c->hs_got, sizeof c->hs.hello - c->hs_got, 0);
+    if (r < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (r <= 0) {
+        plx_tcp_refuse(c, r == 0 ? "closed before completing the handshake" : strerror(errno));
+        return;
+    }
+    c->hs_got += (size_t)r;
+    if (c->hs_got < sizeof c->hs.hello)
+        return;
+    const struct plx_tcp_hello *h = &c->hs.hello;
+    switch (plx_tcp_hello_check(h, plx_tcp.secret, plx_procs.my_lpid, plx_procs.n, PLX_TCP_HDR)) {
+    case PLX_TCP_HELLO_OK:
+        break;
+    case PLX_TCP_HELLO_BAD_MAGIC:
+        plx_tcp_refuse(c, "not a Plexus handshake (or another version)");
+        return;
+    case PLX_TCP_HELLO_BAD_SECRET:
+        plx_tcp_refuse(c, "wrong job secret");
+        return;
+    case PLX_TCP_HELLO_BAD_RANK:
+        plx_tcp_refuse(c, "rank or job size out of range");
+        return;
+    default:
+        /* this job, misdirected: let it try its next address */
+        plx_tcp_answer(c, PLX_TCP_ACK_WRONG_PEER);
+        plx_tcp_refuse(c, "meant for another rank");
+        return;
+    }
+    struct plx_tcp_peer *p = plx_tcp_peer_get(h->src);
+    int keep_ours = p->state == PLX_TCP_P_OPEN || p->state == PLX_TCP_P_CLOSED ||
+                    (p->state == PLX_TCP_P_CONNECTING && plx_procs.my_lpid < p->lpid);
+    if (keep_ours) {
+        plx_debug(2, "tcp: rank %d connected while we connect to it; the lower rank's connection stays",
+                  p->lpid);
+        plx_tcp_answer(c, PLX_TCP_ACK_DUPLICATE);
+        plx_tcp_conn_close(c);
+        return;
+    }
+    if (p->state == PLX_TCP_P_CONNECTING) {     /* theirs wins: drop our attempt */
+        plx_tcp_conn_close(p->conn);
+        p->conn = NULL;
+    }
+    plx_tcp_answer(c, PLX_TCP_ACK_ACCEPT);
+    plx_tcp_peer_open(p, c);
+}
+
+static void plx_tcp_accept_all(void)
+{
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof ss;
+        int fd = accept4(plx_tcp.lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno == EMFILE || errno == ENFILE)
+                plx_warn("tcp: cannot accept a connection: %s (raise ulimit -n)", strerror(errno));
+            return;
+        }
+        if (plx_tcp.naccepting >= PLX_TCP_MAX_HANDSHAKES) {
+            char a[80];
+            plx_tcp_sockaddr_str(&ss, a, sizeof a);
+            plx_debug(1, "tcp: refused a connection from %s: too many connections in their handshake", a);
+            close(fd);
+            continue;
+        }
+        struct plx_tcp_conn *c = plx_tcp_conn_new(fd, PLX_TCP_C_ACCEPTED, -1);
+        c->addr = ss;
+        c->addrlen = len;
+        plx_tcp.naccepting++;
+        plx_tcp_sock_opts(fd);
+        plx_tcp_handshaking(c);
+        plx_tcp_epoll_set(c, EPOLLIN);
+    }
+}
+
+static void plx_tcp_check_deadlines(void)
+{
+    double now = plx_tcp_now();
+    struct plx_list *pos, *n;
+    plx_list_for_each_safe(pos, n, &plx_tcp.handshaking) {
+        struct plx_tcp_conn *c = plx_list_entry(pos, struct plx_tcp_conn, link);
+        if (now < c->deadline)
+            continue;
+        if (c->state == PLX_TCP_C_ACCEPTED) {
+            plx_tcp_refuse(c, "no handshake in time");
+            continue;
+        }
+        struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
+        char why[64];
+        snprintf(why, sizeof why, "%s timed out after %.0f s",
+                 c->state == PLX_TCP_C_CONNECTING ? "connect" : "handshake", plx_tcp.timeout);
+        plx_tcp_tried(p, &c->addr, why);
+        plx_tcp_conn_close(c);
+        p->conn = NULL;
+        plx_tcp_try_next(p);
+    }
+    plx_list_for_each_safe(pos, n, &plx_tcp.waiting) {
+        struct plx_tcp_peer *p = plx_list_entry(pos, struct plx_tcp_peer, wait_link);
+        if (now >= p->wait_deadline) {
+            plx_list_remove(&p->wait_link);
+            plx_tcp_connect_failed(p, "it kept its own connection to us (the lower rank's wins) but that "
+                                      "connection never arrived");
+        }
+    }
+}
+
+/* --- receiving ---------------------------------------------------------------------- */
+
+static void plx_tcp_rx_reset(struct plx_tcp_conn *c)
+{
+    c->rx = PLX_TCP_RX_HDR;
+    c->rhdr_got = 0;
+    c->rbuf = NULL;
+}
+
+static void plx_tcp_rx_packet(struct plx_tcp_conn *c, const struct plx_hdr *h, const void *payload)
+{
+    if (plx_unlikely(h->type == PLX_TCP_PKT_BYE)) {
+        plx_tcp.peers[c->lpid]->bye = 1;
+        return;
+    }
+    /* control payloads are read through struct pointers: align them */
+    uint64_t aligned[32];
+    if (plx_unlikely(((uintptr_t)payload & 7) && h->type != PLX_PKT_EAGER && h->len <= sizeof aligned)) {
+        memcpy(aligned, payload, h->len);
+        payload = aligned;
+    }
+    plx_pt2pt_dispatch(c->lpid, h, payload);
+}
+
+static void plx_tcp_rx_corrupt(struct plx_tcp_conn *c, const struct plx_hdr *h)
+{
+    char what[128];
+    snprintf(what, sizeof what, "the stream is corrupt (packet type %u, length %llu)", h->type,
+             (unsigned long long)h->len);
+    plx_tcp_peer_lost(plx_tcp.peers[c->lpid], what);
+}
+
+static inline int plx_tcp_hdr_ok(const struct plx_hdr *h)
+{
+    if (h->type == PLX_PKT_DATA)
+        return h->len >= 8;
+    return ((h->type >= PLX_PKT_EAGER && h->type < PLX_PKT_TYPE_MAX) || h->type == PLX_TCP_PKT_BYE) &&
+           h->len <= PLX_TCP_MAX_PAYLOAD;
+}
+
+static void plx_tcp_rx_data_done(struct plx_tcp_conn *c)
+{
+    struct plx_hdr h = c->rh;
+    plx_tcp_rx_reset(c);
+    plx_pt2pt_data_placed(&h);
+}
+
+/* Header (and for DATA, its offset) complete: set up the payload. */
+static void plx_tcp_rx_start(struct plx_tcp_conn *c)
+{
+    const struct plx_hdr *h = &c->rh;
+    if (h->type == PLX_PKT_DATA) {
+        uint64_t off;
+        memcpy(&off, c->rhdr + PLX_TCP_HDR, 8);
+        size_t n = h->len - 8, fit;
+        char *dst = plx_pt2pt_data_dst(h, off, &fit);
+        if (n == 0) {
+            plx_tcp_rx_data_done(c);
+            return;
+        }
+        c->rbuf = dst;
+        c->rlen = fit;
+        c->rgot = 0;
+        c->rdiscard = n - fit;
+        c->rx = fit ? PLX_TCP_RX_DIRECT : PLX_TCP_RX_DISCARD;
+        return;
+    }
+    if (h->len == 0) {
+        struct plx_hdr hh = *h;
+        plx_tcp_rx_reset(c);
+        plx_tcp_rx_packet(c, &hh, NULL);
+        return;
+    }
+    c->rbuf = NULL;             /* allocated only if the payload is cut by a read */
+    c->rlen = h->len;
+    c->rgot = 0;
+    c->rx = PLX_TCP_RX_PAYLOAD;
+}
+
+/* Bytes of the payload being read went straight to their place. */
+static void plx_tcp_rx_placed(struct plx_tcp_conn *c, size_t n)
+{
+    c->rgot += n;
+    if (c->rgot < c->rlen)
+        return;
+    if (c->rx == PLX_TCP_RX_DIRECT) {
+        if (c->rdiscard)
+            c->rx = PLX_TCP_RX_DISCARD;
+        else
+            plx_tcp_rx_data_done(c);
+        return;
+    }
+    struct plx_hdr h = c->rh;
+    char *buf = c->rbuf;
+    plx_tcp_rx_reset(c);
+    plx_tcp_rx_packet(c, &h, buf);
+    free(buf);
+}
+
+/* Feeds n bytes read into the shared buffer through the packet parser. */
+static void plx_tcp_rx_feed(struct plx_tcp_conn *c, const char *buf, size_t n)
+{
+    while (n && c->state == PLX_TCP_C_OPEN) {
+        switch (c->rx) {
+        case PLX_TCP_RX_HDR: {
+            if (c->rhdr_got == 0 && n >= PLX_TCP_HDR) {
+                struct plx_hdr h;
+                memcpy(&h, buf, sizeof h);
+                if (h.type != PLX_PKT_DATA && h.len <= n - PLX_TCP_HDR) {   /* whole: in place */
+                    if (plx_unlikely(!plx_tcp_hdr_ok(&h)))
+                        plx_tcp_rx_corrupt(c, &h);
+                    plx_tcp_rx_packet(c, &h, buf + PLX_TCP_HDR);
+                    buf += PLX_TCP_HDR + h.len;
+                    n -= PLX_TCP_HDR + h.len;
+                    continue;
+                }
+            }
+            size_t need = PLX_TCP_HDR;
+            if (c->rhdr_got >= PLX_TCP_HDR && c->rh.type == PLX_PKT_DATA)
+                need += 8;
+            size_t m = PLX_MIN(need - c->rhdr_got, n);
+            memcpy(c->rhdr + c->rhdr_got, buf, m);
+            c->rhdr_got += m;
+            buf += m;
+            n -= m;
+            if (c->rhdr_got < need)
+                break;
+            if (need == PLX_TCP_HDR) {
+                memcpy(&c->rh, c->rhdr, sizeof c->rh);
+                if (plx_unlikely(!plx_tcp_hdr_ok(&c->rh)))
+                    plx_tcp_rx_corrupt(c, &c->rh);
+                if (c->rh.type == PLX_PKT_DATA)
+                    break;      /* the offset follows */
+            }
+            plx_tcp_rx_start(c);
+            break;
+        }
+        case PLX_TCP_RX_PAYLOAD: {
+            if (c->rgot == 0 && n >= c->rlen) {
+                struct plx_hdr h = c->rh;
+                size_t len = c->rlen;
+                plx_tcp_rx_reset(c);
+                plx_tcp_rx_packet(c, &h, buf);
+                buf += len;
+                n -= len;
+                break;
+            }
+            if (!c->rbuf)
+                c->rbuf = plx_malloc(c->rlen);
+            size_t m = PLX_MIN(c->rlen - c->rgot, n);
+            memcpy(c->rbuf + c->rgot, buf, m);
+            buf += m;
+            n -= m;
+            plx_tcp_rx_placed(c, m);
+            break;
+        }
+        case PLX_TCP_RX_DIRECT: {
+            size_t m = PLX_MIN(c->rlen - c->rgot, n);
+            memcpy(c->rbuf + c->rgot, buf, m);
+            buf += m;
+            n -= m;
+            plx_tcp_rx_placed(c, m);
+            break;
+        }
+        case PLX_TCP_RX_DISCARD: {
+            size_t m = PLX_MIN(c->rdiscard, n);
+            c->rdiscard -= m;
+            buf += m;
+            n -= m;
+            if (!c->rdiscard)
+                plx_tcp_rx_data_done(c);
+            break;
+        }
+        }
+    }
+}
+
+static void plx_tcp_on_eof(struct plx_tcp_conn *c, int err)
+{
+    struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
+    if (p->bye && !err) {
+        plx_debug(2, "tcp: rank %d finalized and closed its connection", p->lpid);
+        plx_tcp_conn_close(c);
+        p->conn = NULL;
+        p->state = PLX_TCP_P_CLOSED;
+        return;
+    }
+    plx_tcp_peer_lost(p, err ? strerror(err) : "the peer closed it without finalizing");
+}
+
+/* Reads what the socket has: payload bytes straight to their destination,
+ * the rest through the shared buffer. */
+static int plx_tcp_on_readable(struct plx_tcp_conn *c)
+{
+    for (int round = 0; round < 8 && c->state == PLX_TCP_C_OPEN; round++) {
+        struct iovec v[2];
+        int k = 0;
+        /* a payload not started yet is read into the shared buffer, where
+         * it may arrive whole and be dispatched in place */
+        if (c->rx == PLX_TCP_RX_DIRECT || (c->rx == PLX_TCP_RX_PAYLOAD && c->rbuf)) {
+            v[k].iov_base = c->rbuf + c->rgot;
+            v[k++].iov_len = c->rlen - c->rgot;
+        }
+        v[k].iov_base = plx_tcp.rxbuf;
+        v[k++].iov_len = plx_tcp.rxcap;
+        ssize_t r = readv(c->fd, v, k);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return round;
+            plx_tcp_on_eof(c, errno);
+            return 1;
+        }
+        if (r == 0) {
+            plx_tcp_on_eof(c, 0);
+            return 1;
+        }
+        size_t n = (size_t)r, want = v[0].iov_len + (k == 2 ? v[1].iov_len : 0);
+        if (k == 2) {
+            size_t d = PLX_MIN(n, v[0].iov_len);
+            plx_tcp_rx_placed(c, d);
+            n -= d;
+        }
+        if (n)
+            plx_tcp_rx_feed(c, plx_tcp.rxbuf, n);
+        if ((size_t)r < want)
+            return 1;           /* drained */
+    }
+    return 1;
+}
+
+/* --- self --------------------------------------------------------------------------- */
+
+static void plx_tcp_self_send(const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt, void *cookie)
+{
+    int ncopy = cookie ? iovcnt - 1 : iovcnt;
+    size_t plen = 0;
+    for (int i = 0; i < ncopy; i++)
+        plen += iov[i].iov_len;
+    struct plx_tcp_selfpkt *s = plx_malloc(sizeof *s + plen);
+    s->h = *hdr;
+    s->plen = plen;
+    s->cookie = cookie;
+    s->zc = cookie ? iov[iovcnt - 1].iov_base : NULL;
+    size_t off = 0;
+    for (int i = 0; i < ncopy; i++) {
+        memcpy((char *)s->payload + off, iov[i].iov_base, iov[i].iov_len);
+        off += iov[i].iov_len;
+    }
+    plx_list_push_back(&plx_tcp.selfq, &s->link);
+}
+
+static int plx_tcp_self_deliver(void)
+{
+    int work = 0;
+    struct plx_list batch;
+    plx_list_init(&batch);
+    /* take the current queue: packets that delivery sends to self wait for the next poll */
+    batch.next = plx_tcp.selfq.next;
+    batch.prev = plx_tcp.selfq.prev;
+    batch.next->prev = &batch;
+    batch.prev->next = &batch;
+    plx_list_init(&plx_tcp.selfq);
+    while (!plx_list_empty(&batch)) {
+        struct plx_tcp_selfpkt *s = plx_list_entry(batch.next, struct plx_tcp_selfpkt, link);
+        plx_list_remove(&s->link);
+        if (s->cookie) {
+            uint64_t off = s->payload[0];
+            size_t fit;
+            char *dst = plx_pt2pt_data_dst(&s->h, off, &fit);
+            if (fit)
+                memcpy(dst, s->zc, fit);
+            plx_pt2pt_data_placed(&s->h);
+            plx_pt2pt_zcopy_done(s->cookie);
+        } else {
+            plx_pt2pt_dispatch(plx_procs.my_lpid, &s->h, s->payload);
+        }
+        free(s);
+        work++;
+    }
+    return work;
+}
+
+/* --- the operations --------------------------------------------------------------- */
+
+static int plx_tcp_reaches(int lpid)
+{
+    return plx_tcp.initialized && lpid >= 0 && lpid < plx_procs.n;
+}
+
+static size_t plx_tcp_max_packet(void)
+{
+    return (size_t)1 << 40;
+}
+
+static size_t plx_tcp_eager_max(void)
+{
+    return plx_tcp.eager_max;
+}
+
+static size_t plx_tcp_eager_credit(void)
+{
+    return plx_tcp.credit;
+}
+
+/* Not open, or something queued: queue behind (starting a connection). */
+static plx_status_t plx_tcp_send_queued(int lpid, const struct iovec *v, int n, size_t total, void *cookie)
+{
+    struct plx_tcp_peer *p = plx_tcp_peer_get(lpid);
+    if (plx_unlikely(p->state == PLX_TCP_P_CLOSED)) {
+        const struct plx_hdr *h = v[0].iov_base;
+        if (h->type == PLX_PKT_CREDIT || plx_tcp.finalizing)
+            return PLX_OK;      /* a credit for a rank that needs none any more */
+        char me[128], him[128];
+        plx_tcp_who(plx_procs.my_lpid, me, sizeof me);
+        plx_tcp_who(lpid, him, sizeof him);
+        plx_fatal("tcp: %s sends to %s, which has already finalized", me, him);
+    }
+    if (!cookie && !plx_list_empty(&p->sq) && p->sq_copied + total > plx_tcp.sendq_max)
+        return PLX_BUSY;
+    plx_tcp_enqueue(p, v, n, 0, cookie);
+    if (p->state == PLX_TCP_P_IDLE)
+        plx_tcp_connect_start(p);
+    else if (p->state == PLX_TCP_P_OPEN && !p->wblocked)
+        plx_tcp_flush(p);
+    return PLX_OK;
+}
+
+static plx_status_t plx_tcp_send_common(int lpid, const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt,
+                                        void *cookie)
+{
+    struct iovec v[8];
+    if (plx_unlikely(iovcnt > 7))
+        plx_fatal("tcp: %d iov entries in one packet", iovcnt);
+    v[0].iov_base = (void *)hdr;
+    v[0].iov_len = PLX_TCP_HDR;
+    size_t total = PLX_TCP_HDR;
+    int n = 1;
+    for (int i = 0; i < iovcnt; i++) {
+        if (!iov[i].iov_len && !(cookie && i == iovcnt - 1))
+            continue;           /* (the referenced entry stays last) */
+        v[n++] = iov[i];
+        total += iov[i].iov_len;
+    }
+    struct plx_tcp_peer *p = plx_tcp.peers[lpid];
+    if (plx_likely(p && p->state == PLX_TCP_P_OPEN && plx_list_empty(&p->sq))) {
+        size_t w = plx_tcp_writev(p, v, n);
+        if (plx_likely(w == total)) {
+            if (cookie)
+                plx_tcp_zc_done_push(cookie);
+            return PLX_OK;
+        }
+        plx_tcp_enqueue(p, v, n, w, cookie);
+        plx_tcp_block(p);
+        return PLX_OK;
+    }
+    return plx_tcp_send_queued(lpid, v, n, total, cookie);
+}
+
+static plx_status_t plx_tcp_send(int lpid, const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt)
+{
+    if (plx_unlikely(lpid == plx_procs.my_lpid)) {
+        plx_tcp_self_send(hdr, iov, iovcnt, NULL);
+        return PLX_OK;
+    }
+    return plx_tcp_send_common(lpid, hdr, iov, iovcnt, NULL);
+}
+
+static plx_status_t plx_tcp_send_zcopy(int lpid, const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt,
+                                       void *cookie)
+{
+    if (plx_unlikely(lpid == plx_procs.my_lpid)) {
+        plx_tcp_self_send(hdr, iov, iovcnt, cookie);
+        return PLX_OK;
+    }
+    return plx_tcp_send_common(lpid, hdr, iov, iovcnt, cookie);
+}
+
+static void plx_tcp_fin_read(struct plx_tcp_conn *c);
+
+/* One batch of socket events. */
+static int plx_tcp_events(int timeout_ms)
+{
+    int work = 0;
+    struct epoll_event ev[64];
+    int n = epoll_wait(plx_tcp.epfd, ev, 64, timeout_ms);
+    for (int i = 0; i < n; i++) {
+        if (ev[i].data.ptr == &plx_tcp_listen_tag) {
+            plx_tcp_accept_all();
+            work++;
+            continue;
+        }
+        struct plx_tcp_conn *c = ev[i].data.ptr;
+        uint32_t e = ev[i].events;
+        switch (c->state) {
+        case PLX_TCP_C_OPEN: {
+            struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
+            if ((e & EPOLLOUT) && p->wblocked) {
+                p->wblocked = 0;
+                work += plx_tcp_flush(p);
+            }
+            if (c->state != PLX_TCP_C_OPEN || !(e & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+                break;
+            if (plx_unlikely(plx_tcp.finalizing))
+                plx_tcp_fin_read(c);
+            else
+                work += plx_tcp_on_readable(c);
+            break;
+        }
+        case PLX_TCP_C_CONNECTING:
+            plx_tcp_on_connected(c);
+            work++;
+            break;
+        case PLX_TCP_C_HELLO_SENT:
+            plx_tcp_on_ack(c);
+            work++;
+            break;
+        case PLX_TCP_C_ACCEPTED:
+            plx_tcp_on_hello(c);
+            work++;
+            break;
+        default:                /* DEAD: closed earlier in this batch */
+            break;
+        }
+    }
+    if (plx_unlikely(!plx_list_empty(&plx_tcp.handshaking) || !plx_list_empty(&plx_tcp.waiting)))
+        plx_tcp_check_deadlines();
+    while (plx_unlikely(!plx_list_empty(&plx_tcp.zombies))) {
+        struct plx_tcp_conn *c = plx_list_entry(plx_tcp.zombies.next, struct plx_tcp_conn, link);
+        plx_list_remove(&c->link);
+        free(c);
+    }
+    return work;
+}
+
+static int plx_tcp_poll(void)
+{
+    int work = 0;
+    if (plx_unlikely(!plx_list_empty(&plx_tcp.selfq)))
+        work += plx_tcp_self_deliver();
+    work += plx_tcp_events(0);
+    if (plx_tcp.nzc_done) {
+        /* reported last, outside any send: completing may free the request */
+        for (size_t i = 0; i < plx_tcp.nzc_done; i++)
+            plx_pt2pt_zcopy_done(plx_tcp.zc_done[i]);
+        work += (int)plx_tcp.nzc_done;
+        plx_tcp.nzc_done = 0;
+    }
+    return work;
+}
+
+static int plx_tcp_sleep_prepare(void)
+{
+    return plx_tcp.epfd;
+}
+
+/* --- finalize ----------------------------------------------------------------------- */
+
+/* Finalize is done with this peer: close, drop what is queued. */
+static void plx_tcp_fin_close(struct plx_tcp_peer *p)
+{
+    p->fin_shut = p->fin_eof = 1;
+    plx_list_remove(&p->wait_link);
+    if (p->conn)
+        plx_tcp_conn_close(p->conn);
+    p->conn = NULL;
+    p->state = PLX_TCP_P_CLOSED;
+    while (!plx_list_empty(&p->sq)) {
+        struct plx_tcp_sbuf *b = plx_list_entry(p->sq.next, struct plx_tcp_sbuf, link);
+        plx_list_remove(&b->link);
+        free(b);
+    }
+    p->sq_copied = 0;
+}
+
+/* Finalize reads and drops: after the finalize barrier nothing that
+ * arrives is needed any more. */
+static void plx_tcp_fin_read(struct plx_tcp_conn *c)
+{
+    struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
+    if (p->fin_eof) {           /* still flushing: wait for room only */
+        plx_tcp_epoll_set(c, EPOLLOUT);
+        return;
+    }
+    ssize_t r = read(c->fd, plx_tcp.rxbuf, plx_tcp.rxcap);
+    if (r > 0 || (r < 0 && (errno == EAGAIN || errno == EINTR)))
+        return;
+    if (r < 0) {
+        plx_tcp_fin_close(p);
+        return;
+    }
+    p->fin_eof = 1;
+    if (!p->fin_shut)
+        plx_tcp_epoll_set(c, EPOLLOUT);
+}
+
+/* Every connection, open or still being set up (ours or a peer's): BYE,
+ * flush, shut down our side, read (and drop) until the peer's EOF. Both
+ * directions progress together, so two ranks flushing to each other cannot
+ * block one another, and a rank that still connects to us to deliver its
+ * last packets finds us listening. */
+static void plx_tcp_drain_all(void)
+{
+    struct plx_hdr bye = { .type = PLX_TCP_PKT_BYE };
+    struct iovec v = { &bye, sizeof bye };
+    plx_tcp.finalizing = 1;
+    double end = plx_tcp_now() + PLX_TCP_FINALIZE_SECONDS;
+    for (;;) {
+        int pending = plx_tcp.naccepting;
+        for (int i = 0; i < plx_procs.n; i++) {
+            struct plx_tcp_peer *p = plx_tcp.peers[i];
+            if (!p)
+                continue;
+            if (p->state == PLX_TCP_P_CONNECTING || p->state == PLX_TCP_P_WAIT_PEER) {
+                pending++;
+                continue;
+            }
+            if (p->state != PLX_TCP_P_OPEN)
+                continue;
+            if (!p->fin_bye) {
+                plx_tcp_enqueue(p, &v, 1, 0, NULL);
+                p->fin_bye = 1;
+            }
+            if (!p->fin_shut) {
+                if (!p->wblocked)
+                    plx_tcp_flush(p);
+                if (p->state == PLX_TCP_P_OPEN && plx_list_empty(&p->sq)) {
+                    shutdown(p->conn->fd, SHUT_WR);
+                    p->fin_shut = 1;
+                }
+            }
+            if (p->state == PLX_TCP_P_OPEN && p->fin_shut && p->fin_eof)
+                plx_tcp_fin_close(p);
+            pending += p->state == PLX_TCP_P_OPEN;
+        }
+        double left = end - plx_tcp_now();
+        if (!pending || left <= 0) {
+            if (pending)
+                plx_debug(1, "tcp: %d connections did not close cleanly at finalize", pending);
+            return;
+        }
+        plx_tcp_events((int)PLX_MIN(left * 1000 + 1, 100.0));
+    }
+}
+
+static void plx_tcp_finalize(void)
+{
+    if (plx_tcp.initialized) {
+        plx_tcp_drain_all();
+        close(plx_tcp.lfd);
+        plx_tcp.lfd = -1;
+        for (int i = 0; i < plx_procs.n; i++) {
+            struct plx_tcp_peer *p = plx_tcp.peers[i];
+            if (!p)
+                continue;
+            if (p->conn)
+                plx_tcp_conn_close(p->conn);
+            while (!plx_list_empty(&p->sq)) {
+                struct plx_tcp_sbuf *b = plx_list_entry(p->sq.next, struct plx_tcp_sbuf, link);
+                plx_list_remove(&b->link);
+                free(b);
+            }
+            free(p->card);
+            free(p);
+        }
+        while (!plx_list_empty(&plx_tcp.handshaking))
+            plx_tcp_conn_close(plx_list_entry(plx_tcp.handshaking.next, struct plx_tcp_conn, link));
+        while (!plx_list_empty(&plx_tcp.zombies)) {
+            struct plx_tcp_conn *c = plx_list_entry(plx_tcp.zombies.next, struct plx_tcp_conn, link);
+            plx_list_remove(&c->link);
+            free(c);
+        }
+        while (!plx_list_empty(&plx_tcp.selfq)) {
+            struct plx_tcp_selfpkt *s = plx_list_entry(plx_tcp.selfq.next, struct plx_tcp_selfpkt, link);
+            plx_list_remove(&s->link);
+            free(s);
+        }
+        while (!plx_list_empty(&plx_tcp.small_free)) {
+            struct plx_tcp_sbuf *b = plx_list_entry(plx_tcp.small_free.next, struct plx_tcp_sbuf, link);
+            plx_list_remove(&b->link);
+            free(b);
+        }
+        free(plx_tcp.peers);
+        free(plx_tcp.zc_done);
+        free(plx_tcp.rxbuf);
+        close(plx_tcp.epfd);
+    }
+    if (plx_tcp.lfd >= 0)
+        close(plx_tcp.lfd);
+    memset(&plx_tcp, 0, sizeof plx_tcp);
+    plx_tcp.lfd = plx_tcp.epfd = -1;
+}
+
+/* --- start-up ----------------------------------------------------------------------- */
+
+static int plx_tcp_hexval(int ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+/* 32 hex digits are the secret itself; any other text is hashed into 128
+ * bits (two FNV-1a streams with different bases, each finished with a
+ * splitmix64 mix). The launcher's value carries the entropy; the hash only
+ * brings it to the handshake's size. */
+static void plx_tcp_secret_from(const char *val, uint8_t out[16])
+{
+    size_t len = strlen(val);
+    int hex = len == 32;
+    for (size_t i = 0; hex && i < 32; i++)
+        hex = plx_tcp_hexval(val[i]) >= 0;
+    if (hex) {
+        for (int i = 0; i < 16; i++)
+            out[i] = (uint8_t)(plx_tcp_hexval(val[2 * i]) << 4 | plx_tcp_hexval(val[2 * i + 1]));
+        return;
+    }
+    uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < len; i++) {
+            h[k] ^= (uint8_t)val[i];
+            h[k] *= 0x100000001b3ull;
+        }
+        uint64_t z = h[k] + 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        h[k] = z ^ (z >> 31);
+        memcpy(out + 8 * k, &h[k], 8);
+    }
+}
+
+static int plx_tcp_random(uint8_t *buf, size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = getrandom(buf + got, len - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    if (got == len)
+        return 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, len, f);
+    fclose(f);
+    return n == len ? 0 : -1;
+}
+
+/* The job secret. From the launcher when it put one in the KVS. Otherwise
+ * rank 0 draws 128 random bits and publishes them before the card fence.
+ * That is weaker than a launcher-made secret: the value then travels to
+ * every rank through the PMI key-value space (and, across hosts, through the
+ * launcher's own connections), so it is only as private as the PMI channel,
+ * and it exists only once rank 0 has started. */
+static void plx_tcp_secret_early(void)
+{
+    char val[PLX_PM_MAX_VAL];
+    if (plx_pm_get(PLX_TCP_SECRET_KEY, val, sizeof val) == PLX_OK && val[0]) {
+        plx_tcp_secret_from(val, plx_tcp.secret);
+        plx_tcp.have_secret = 1;
+        return;
+    }
+    if (plx_procs.my_lpid != 0)
+        return;                 /* rank 0 publishes it; read after the fence */
+    uint8_t r[16];
+    if (plx_tcp_random(r, sizeof r) != 0) {
+        plx_warn("tcp: cannot read random bytes for the job secret: %s", strerror(errno));
+        return;
+    }
+    for (int i = 0; i < 16; i++)
+        snprintf(val + 2 * i, 3, "%02x", r[i]);
+    if (plx_pm_put(PLX_TCP_SECRET_KEY, val) != PLX_OK) {
+        plx_warn("tcp: cannot publish the job secret");
+        return;
+    }
+    memcpy(plx_tcp.secret, r, 16);
+    plx_tcp.have_secret = 1;
+}
+
+static int plx_tcp_parse_ports(int *lo, int *hi)
+{
+    const char *s = plx_config.tcp_ports;
+    *lo = *hi = 0;
+    if (!s[0])
+        return 0;
+    char *end;
+    long a = strtol(s, &end, 10), b = a;
+    if (*end == '-')
+        b = strtol(end + 1, &end, 10);
+    if (*end || a <= 0 || b > 65535 || a > b)
+        return -1;
+    *lo = (int)a;
+    *hi = (int)b;
+    return 0;
+}
+
+static int plx_tcp_bind_listen(int family, int lo, int hi)
+{
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1, zero = 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) != 0)
+        goto err_close;
+    /* accepted sockets inherit buffer sizes, which must be set before the
+     * handshake to take effect on the window */
+    plx_tcp_sock_opts(fd);
+    int nports = lo ? hi - lo + 1 : 1;
+    uint32_t start = 0;
+    if (lo)
+        (void)plx_tcp_random((uint8_t *)&start, sizeof start);   /* spread the ranks of a host */
+    for (int i = 0; i < nports; i++) {
+        int port = lo ? lo + (int)((start + (uint32_t)i) % (uint32_t)nports) : 0;
+        struct sockaddr_storage ss;
+        memset(&ss, 0, sizeof ss);
+        socklen_t len;
+        if (family == AF_INET6) {
+            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+            a->sin6_family = AF_INET6;
+            a->sin6_addr = in6addr_any;
+            a->sin6_port = htons((uint16_t)port);
+            len = sizeof *a;
+        } else {
+            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+            a->sin_family = AF_INET;
+            a->sin_addr.s_addr = htonl(INADDR_ANY);
+            a->sin_port = htons((uint16_t)port);
+            len = sizeof *a;
+        }
+        if (bind(fd, (struct sockaddr *)&ss, len) == 0 && listen(fd, SOMAXCONN) == 0) {
+            socklen_t sl = sizeof ss;
+            getsockname(fd, (struct sockaddr *)&ss, &sl);
+            plx_tcp.port = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                    : ((struct sockaddr_in *)&ss)->sin_port);
+            return fd;
+        }
+        if (errno != EADDRINUSE && errno != EACCES)
+            break;
+    }
+err_close:
+    close(fd);
+    return -1;
+}
+
+static int plx_tcp_listen_and_card(char *card, size_t cardlen)
+{
+    char err[200];
+    if (plx_tcp_iface_rules_parse(plx_config.ifaces, &plx_tcp.rules, err, sizeof err) != 0) {
+        snprintf(plx_tcp.early_err, sizeof plx_tcp.early_err, "%s", err);
+        return -1;
+    }
+    int lo, hi;
+    if (plx_tcp_parse_ports(&lo, &hi) != 0) {
+        snprintf(plx_tcp.early_err, sizeof plx_tcp.early_err,
+                 "PLEXUS_TCP_PORTS=\"%s\" is not a port range lo-hi", plx_config.tcp_ports);
+        return -1;
+    }
+    int family = AF_INET6;
+    plx_tcp.lfd = plx_tcp_bind_listen(AF_INET6, lo, hi);
+    if (plx_tcp.lfd < 0) {
+        family = AF_INET;
+        plx_tcp.lfd = plx_tcp_bind_listen(AF_INET, lo, hi);
+    }
+    if (plx_tcp.lfd < 0) {
+        if (lo)
+            snprintf(plx_tcp.early_err, sizeof plx_tcp.early_err,
+                     "no free port in PLEXUS_TCP_PORTS=%d-%d (%s)", lo, hi, strerror(errno));
+        else
+            snprintf(plx_tcp.early_err, sizeof plx_tcp.early_err, "cannot listen: %s", strerror(errno));
+        return -1;
+    }
+
+    struct plx_tcp_card c;
+    memset(&c, 0, sizeof c);
+    c.port = plx_tcp.port;
+    snprintf(c.host, sizeof c.host, "%s", plx_tcp.host);
+    if (!plx_tcp.rules.ninclude) {
+        plx_tcp_ip_parse("127.0.0.1", &c.lo[c.nlo++]);
+        if (family == AF_INET6)
+            plx_tcp_ip_parse("::1", &c.lo[c.nlo++]);
+    }
+    struct plx_tcp_ifaddr all[64];
+    int nall = plx_tcp_iface_list(all, 64);
+    /* IPv4 first: every host has it; IPv6 after */
+    for (int fam = 0; fam < 2; fam++) {
+        for (int i = 0; i < nall && c.naddr < PLX_TCP_CARD_MAX_ADDRS; i++) {
+            if ((fam == 0) != (all[i].a.family == AF_INET) || !plx_tcp_iface_selected(&plx_tcp.rules, &all[i]))
+                continue;
+            if (all[i].a.family == AF_INET6 && family != AF_INET6)
+                continue;
+            c.addr[c.naddr++] = all[i].a;
+            plx_tcp.my[plx_tcp.nmy++] = all[i];
+        }
+    }
+    if (c.naddr == 0 && plx_tcp.rules.ninclude) {
+        snprintf(plx_tcp.early_err, sizeof plx_tcp.early_err,
+                 "PLEXUS_IFACES=\"%.200s\" selects no address of this host", plx_config.ifaces);
+        return -1;
+    }
+    if (plx_tcp_card_format(&c, card, cardlen) != 0) {
+        snprintf(plx_tcp.early_err, sizeof plx_tcp.early_err, "business card too long");
+        return -1;
+    }
+    return 0;
+}
+
+void plx_tcp_init_early(void)
+{
+    char card[PLX_PM_MAX_VAL], key[PLX_PM_MAX_KEY];
+    memset(&plx_tcp, 0, sizeof plx_tcp);
+    plx_tcp.lfd = plx_tcp.epfd = -1;
+    gethostname(plx_tcp.host, sizeof plx_tcp.host - 1);
+    for (char *s = plx_tcp.host; *s; s++)
+        if (*s == '|' || *s == ' ')
+            *s = '_';
+    plx_tcp_secret_early();
+    if (plx_tcp_listen_and_card(card, sizeof card) == 0) {
+        plx_tcp.early_ok = 1;
+    } else {
+        /* tell the peers why they cannot connect to us (no spaces on the PMI wire) */
+        snprintf(card, sizeof card, "none|%s", plx_tcp.early_err);
+        for (char *d = card; *d; d++)
+            if (*d == ' ' || *d == '\t' || *d == '\n')
+                *d = '_';
+    }
+    snprintf(key, sizeof key, "tcp-%d", plx_procs.my_lpid);
+    if (plx_pm_put(key, card) != PLX_OK)
+        plx_warn("tcp: cannot publish the business card");
+    else
+        plx_debug(1, "tcp: business card %s", card);
+}
+
+plx_status_t plx_tcp_init(int needed)
+{
+    if (!needed) {
+        plx_tcp_finalize();
+        return PLX_OK;
+    }
+    if (!plx_tcp.early_ok) {
+        plx_warn("tcp: %s", plx_tcp.early_err);
+        return PLX_ERR_IO;
+    }
+    if (!plx_tcp.have_secret) {
+        char val[PLX_PM_MAX_VAL];
+        if (plx_pm_get(PLX_TCP_SECRET_KEY, val, sizeof val) != PLX_OK || !val[0]) {
+            plx_warn("tcp: no job secret in the PMI key-value space (rank 0 could not make one)");
+            return PLX_ERR_PM;
+        }
+        plx_tcp_secret_from(val, plx_tcp.secret);
+        plx_tcp.have_secret = 1;
+    }
+    plx_tcp.timeout = plx_config.tcp_connect_timeout > 0 ? plx_config.tcp_connect_timeout : 30;
+    plx_tcp.eager_max = plx_config.tcp_eager_max;
+    plx_tcp.credit = plx_config.tcp_eager_credit;
+    plx_tcp.sendq_max = plx_config.tcp_sendq_max;
+    if (plx_tcp.credit < plx_tcp.eager_max + 64) {
+        plx_warn("PLEXUS_TCP_EAGER_CREDIT=%zu must be at least PLEXUS_TCP_EAGER_MAX (%zu) + 64",
+                 plx_tcp.credit, plx_tcp.eager_max);
+        return PLX_ERR_ARG;
+    }
+    plx_tcp.epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (plx_tcp.epfd < 0) {
+        plx_warn("tcp: epoll_create1: %s", strerror(errno));
+        return PLX_ERR_IO;
+    }
+    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &plx_tcp_listen_tag };
+    if (epoll_ctl(plx_tcp.epfd, EPOLL_CTL_ADD, plx_tcp.lfd, &ev) != 0) {
+        plx_warn("tcp: epoll_ctl: %s", strerror(errno));
+        return PLX_ERR_IO;
+    }
+    plx_tcp.rxcap = PLX_MAX((size_t)128 * 1024, 2 * (plx_tcp.eager_max + 64));
+    plx_tcp.rxbuf = plx_malloc(plx_tcp.rxcap);
+    plx_tcp.peers = plx_calloc((size_t)plx_procs.n, sizeof *plx_tcp.peers);
+    plx_list_init(&plx_tcp.handshaking);
+    plx_list_init(&plx_tcp.waiting);
+    plx_list_init(&plx_tcp.zombies);
+    plx_list_init(&plx_tcp.selfq);
+    plx_list_init(&plx_tcp.small_free);
+    plx_tcp.initialized = 1;
+    plx_debug(1, "tcp: listening on port %d; eager up to %zu bytes", plx_tcp.port, plx_tcp.eager_max);
+    return PLX_OK;
+}
+
+const struct plx_transport_ops plx_tcp_ops = {
+    .name = "tcp",
+    .latency_class = 1,
+    .reaches = plx_tcp_reaches,
+    .send = plx_tcp_send,
+    .max_packet = plx_tcp_max_packet,
+    .read_remote = NULL,        /* no remote reads: rendezvous is RTS, CTS, DATA */
+    .poll = plx_tcp_poll,
+    .sleep_prepare = plx_tcp_sleep_prepare,
+    .sleep_done = NULL,
+    .finalize = plx_tcp_finalize,
+    .eager_max = plx_tcp_eager_max,
+    .eager_credit = plx_tcp_eager_credit,
+    .send_zcopy = plx_tcp_send_zcopy,
+};

@@ -1,0 +1,31 @@
+/*
+ * TCP transport: one listening socket per process, connections opened lazily
+ * on the first packet to a peer and authenticated with the job's secret,
+ * non-blocking sockets under one epoll set, writev of queued packets,
+ * rendezvous data written from and read into user buffers (zero copy).
+ * See tcp.c for the design and tcp_wire.h for the handshake.
+ */
+#ifndef PLX_TCP_H
+#define PLX_TCP_H
+
+#include "transport/transport.h"
+
+extern const struct plx_transport_ops plx_tcp_ops;
+
+/* PMI key of the job's secret: 32 hex digits (128 bits) used as they are, or
+ * any other text from which 128 bits are derived. A launcher that creates one
+ * puts it in the KVS before the ranks start; otherwise rank 0 makes one. */
+#define PLX_TCP_SECRET_KEY "plexus-job-secret"
+
+/* Before the business-card fence (every rank calls it when PLEXUS_TRANSPORTS
+ * allows tcp): opens the listening socket, publishes the card "tcp-<rank>"
+ * and, on rank 0, the job secret if the launcher gave none. A local failure
+ * is remembered and reported by plx_tcp_init(); it never skips the puts
+ * other ranks rely on. */
+void plx_tcp_init_early(void);
+
+/* After the fence. `needed`: some peer will be reached over TCP. When not
+ * needed the listener is closed and the transport stays unregistered. */
+plx_status_t plx_tcp_init(int needed);
+
+#endif

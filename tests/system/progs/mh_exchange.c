@@ -1,0 +1,162 @@
+/*
+ * mh_exchange: the MPI program of the multi-host system tests
+ * (test_multihost.py). Standard MPI only.
+ *
+ * Usage: mh_exchange MODE [ARG] [ignored...]
+ *   init        MPI_Init, Comm_rank/size, Get_processor_name, Finalize; prints
+ *               "mh_exchange: rank R of S on HOST" (no message between ranks
+ *               beyond what MPI_Init and MPI_Finalize do themselves)
+ *   init-abort CODE  like init, without MPI_Finalize: then rank 0 waits 2 s (the
+ *               others print meanwhile) and calls MPI_Abort(CODE), the others
+ *               sleep. Needs no transport between hosts, only PMI.
+ *   pairs [MiB] every pair of ranks exchanges ARG MiB (default 64) both ways
+ *               with MPI_Sendrecv, one round per pair in a round-robin
+ *               tournament; every byte received is checked against a pattern
+ *               that depends on sender, receiver and offset. Prints
+ *               "mh_exchange: rank R pairs ok (N peers, M MiB each)"; exit 0 only
+ *               if every check passed
+ *   ring        print "mh_exchange: rank R ready", then pass a token around
+ *               the ring forever (1 KiB messages, checked): only a failure or
+ *               the launcher ends it
+ * Extra arguments are ignored (tests add a unique marker for pgrep).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int rank, size;
+
+static uint64_t pattern(int from, int to, size_t i)
+{
+    uint64_t x = ((uint64_t)from << 48) ^ ((uint64_t)to << 32) ^ (uint64_t)i;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+static void fill(uint64_t *buf, size_t n, int from, int to)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = pattern(from, to, i);
+}
+
+/* Number of wrong words (reports the first). */
+static size_t check(const uint64_t *buf, size_t n, int from, int to)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] != pattern(from, to, i)) {
+            if (bad == 0)
+                fprintf(stderr, "mh_exchange: rank %d: data from rank %d wrong at byte %zu\n",
+                        to, from, i * 8);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+static int mode_pairs(size_t mib)
+{
+    size_t n = mib * (1u << 20) / sizeof(uint64_t);
+    uint64_t *sbuf = malloc(n * sizeof(uint64_t)), *rbuf = malloc(n * sizeof(uint64_t));
+    int errors = 0, peers = 0;
+    /* Round-robin tournament over an even number of players (a dummy when
+     * size is odd): in round k, player p meets (k - p) mod m. */
+    int m = size % 2 == 0 ? size : size + 1;
+
+    if (sbuf == NULL || rbuf == NULL) {
+        fprintf(stderr, "mh_exchange: rank %d: cannot allocate 2 x %zu MiB\n", rank, mib);
+        return 1;
+    }
+    for (int k = 0; k < m - 1; k++) {
+        int peer;
+        if (rank == m - 1)
+            peer = k;
+        else if (rank == k)
+            peer = m - 1;
+        else
+            peer = ((2 * k - rank) % (m - 1) + (m - 1)) % (m - 1);
+        if (peer >= size)
+            continue;               /* the dummy player: a bye */
+        fill(sbuf, n, rank, peer);
+        memset(rbuf, 0, n * sizeof(uint64_t));
+        MPI_Status st;
+        int count = -1;
+        MPI_Sendrecv(sbuf, (int)(n * 8), MPI_BYTE, peer, k, rbuf, (int)(n * 8), MPI_BYTE, peer,
+                     k, MPI_COMM_WORLD, &st);
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        if (count != (int)(n * 8) || st.MPI_SOURCE != peer || st.MPI_TAG != k) {
+            fprintf(stderr, "mh_exchange: rank %d: from rank %d got count %d source %d tag %d, "
+                    "expected %zu, %d, %d\n", rank, peer, count, st.MPI_SOURCE, st.MPI_TAG,
+                    n * 8, peer, k);
+            errors++;
+        }
+        peers++;
+        errors += check(rbuf, n, peer, rank) != 0;
+    }
+    free(sbuf);
+    free(rbuf);
+    if (errors == 0)
+        printf("mh_exchange: rank %d pairs ok (%d peers, %zu MiB each)\n", rank, peers, mib);
+    return errors != 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "init";
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int len, rc = 0;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Get_processor_name(host, &len);
+
+    if (strcmp(mode, "init") == 0) {
+        printf("mh_exchange: rank %d of %d on %s\n", rank, size, host);
+    } else if (strcmp(mode, "init-abort") == 0) {
+        int code = argc > 2 ? atoi(argv[2]) : 3;
+        printf("mh_exchange: rank %d of %d on %s\n", rank, size, host);
+        if (rank == 0) {
+            sleep(2);
+            MPI_Abort(MPI_COMM_WORLD, code);
+        }
+        for (;;)
+            sleep(60);
+    } else if (strcmp(mode, "pairs") == 0) {
+        long mib = argc > 2 && strncmp(argv[2], "plxmark-", 8) != 0 ? atol(argv[2]) : 64;
+        rc = mode_pairs(mib > 0 ? (size_t)mib : 64);
+    } else if (strcmp(mode, "ring") == 0) {
+        char token[1024];
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+        printf("mh_exchange: rank %d ready\n", rank);
+        for (unsigned long round = 0;; round++) {
+            if (rank == 0) {
+                memset(token, (int)(round & 0x7f), sizeof(token));
+                MPI_Send(token, sizeof(token), MPI_CHAR, next, 1, MPI_COMM_WORLD);
+                MPI_Recv(token, sizeof(token), MPI_CHAR, prev, 1, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(token, sizeof(token), MPI_CHAR, prev, 1, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+                MPI_Send(token, sizeof(token), MPI_CHAR, next, 1, MPI_COMM_WORLD);
+            }
+            if (token[0] != (char)(round & 0x7f) || token[1023] != token[0]) {
+                fprintf(stderr, "mh_exchange: rank %d: token corrupted in round %lu\n", rank,
+                        round);
+                return 1;
+            }
+        }
+    } else {
+        fprintf(stderr, "mh_exchange: unknown mode %s\n", mode);
+        rc = 2;
+    }
+    MPI_Finalize();
+    return rc;
+}

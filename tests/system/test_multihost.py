@@ -1,0 +1,826 @@
+"""System tests of jobs across hosts: mpiexec -hosts/-hostfile/-ppn, the
+launchers (fork, ssh, --launcher-exec), plexus-proxy, and MPI across hosts.
+
+Test hosts are network namespaces with their own hostnames, joined by veth
+pairs to a bridge (netns.py, fixture `test_hosts` in conftest.py); they need
+root and iproute2 and are skipped with the reason elsewhere. mpiexec runs on
+the first host, as on a cluster's first node, and starts a proxy on every
+host with `--launcher-exec 'ip netns exec {host} unshare --uts ...'`.
+
+Tests without namespaces (help, usage, fake hosts on this machine through
+`--launcher-exec 'env ...'` or `--launcher fork`) run anywhere.
+
+The tests of MPI traffic between hosts need the TCP transport: they are
+skipped, saying so, while `plexus-info` lists no usable tcp transport. Jobs
+that only start MPI (MPI_Init exchanges business cards through PMI) run
+always.
+
+Every job runs with a timeout and is killed whole when a test fails; after
+each test no process of it may be left (marker, test hosts).
+"""
+import os
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+import pytest
+
+import netns
+from conftest import SRC_ROOT
+
+
+def lines(text):
+    return [l for l in text.splitlines() if l]
+
+
+# A fake "host" on this machine: the proxy runs here, through a command.
+FAKE_EXEC = "env PLX_FAKE_HOST={host}"
+# Fake hosts talk over loopback only.
+LOOPBACK = {"PLEXUS_IFACES": "lo"}
+
+PMI_CLIENT = r'''
+import os, socket, sys
+s = socket.socket(fileno=int(os.environ["PMI_FD"]))
+f = s.makefile("rw")
+def cmd(line):
+    f.write(line + "\n"); f.flush()
+    return dict(kv.split("=", 1) for kv in f.readline().split())
+assert cmd("cmd=init pmi_version=1 pmi_subversion=1")["rc"] == "0"
+kvs = cmd("cmd=get_my_kvsname")["kvsname"]
+def get(key):
+    r = cmd("cmd=get kvsname=%s key=%s" % (kvs, key))
+    return r.get("value") if r["rc"] == "0" else None
+print("pmi rank=%s mapping=%s secret=%s" % (os.environ["PMI_RANK"],
+      get("PMI_process_mapping"), get("plexus-job-secret")), flush=True)
+assert cmd("cmd=finalize")["rc"] == "0"
+'''
+
+
+@pytest.fixture
+def launch(launch):
+    """conftest's launch, plus: once a job's mpiexec has exited, nothing may be
+    left in its session (the proxies do not carry the test's marker)."""
+    jobs = []
+
+    def _run(args, **kw):
+        job = launch(args, **kw)
+        jobs.append(job)
+        return job
+
+    def _start(args, **kw):
+        job = launch.start(args, **kw)
+        jobs.append(job)
+        return job
+
+    _run.start = _start
+    yield _run
+    left = []
+    deadline = time.monotonic() + 3.0
+    for job in jobs:
+        if job.proc.poll() is None:
+            continue                # still running: the test failed; conftest kills it
+        while True:
+            res = subprocess.run(["pgrep", "-s", str(job.proc.pid)], capture_output=True,
+                                 text=True, timeout=10)
+            pids = [int(p) for p in res.stdout.split()]
+            if not pids or time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        if pids:
+            left.append(subprocess.run(["ps", "-o", "pid,ppid,stat,args", "-p",
+                                        ",".join(map(str, pids))], capture_output=True,
+                                       text=True, timeout=10).stdout)
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+    if left:
+        pytest.fail("processes left in a finished job's session:\n" + "\n".join(left))
+
+
+@pytest.fixture(scope="session")
+def proxy_bin(build_dir, mpiexec):
+    path = os.path.join(build_dir, "bin", "plexus-proxy")
+    if not os.access(path, os.X_OK):
+        pytest.fail("%s not found: build the plexus-proxy target" % path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tcp_transport(build_dir):
+    """Skips the test while the build has no usable TCP transport."""
+    info = os.path.join(build_dir, "bin", "plexus-info")
+    if not os.access(info, os.X_OK):
+        pytest.skip("%s was not built: cannot tell whether the TCP transport exists" % info)
+    out = subprocess.run([info], capture_output=True, text=True, timeout=30).stdout
+    section = out.split("transports:", 1)[-1].split("settings", 1)[0]
+    if not re.search(r"^\s*tcp\b(?!.*NOT usable)", section, re.M):
+        pytest.skip("MPI traffic between hosts needs the TCP transport; plexus-info lists "
+                    "none usable in this build")
+    return True
+
+
+def hosts_job(cluster, mpiexec, args, hosts=None, extra=None):
+    """argv of mpiexec on the first host, running across `hosts`."""
+    hosts = hosts or cluster.hosts
+    return cluster.on(cluster.hosts[0], [mpiexec, "--timeout", "60", "-hosts", ",".join(hosts),
+                                          "--launcher-exec", cluster.launcher_exec]
+                      + (extra or []) + args)
+
+
+def placement(out):
+    """{rank: (host, local_rank, local_size)} from 'R HOST L N' lines."""
+    got = {}
+    for l in lines(out):
+        r, h, lr, ln = l.split()
+        got[int(r)] = (h, int(lr), int(ln))
+    return got
+
+
+WHERE = ["sh", "-c", 'echo "$PMI_RANK $(hostname) $MPI_LOCALRANKID $MPI_LOCALNRANKS"']
+
+
+# ---- command line (no test hosts needed) ---------------------------------------------------
+
+def test_help_describes_hosts_and_ifaces(mpiexec, launch):
+    job = launch([mpiexec, "--help"])
+    assert job.proc.returncode == 0
+    for word in ("-hosts", "-hostfile", "-ppn", "--launcher", "--launcher-exec", "{host}",
+                 "PLEXUS_IFACES", "plexus-proxy", "--host-timeout", "255"):
+        assert word in job.stdout, word
+
+
+@pytest.mark.parametrize("args", [
+    ["-hosts", "", "true"], ["-hosts", "a,-b", "true"], ["-hosts", "a:0", "true"],
+    ["-hosts", "a:x", "true"], ["-hosts", "a;rm", "true"], ["-ppn", "0", "true"],
+    ["-hostfile", "/nonexistent/hostfile", "true"], ["--launcher", "rsh", "-hosts", "a", "true"],
+    ["--launcher", "ssh", "true"], ["--launcher-exec", "x {host}", "true"],
+    ["--launcher", "fork", "--launcher-exec", "x", "-hosts", "a", "true"],
+    ["--host-timeout", "0", "-hosts", "a", "true"],
+])
+def test_usage_errors(mpiexec, launch, args):
+    job = launch([mpiexec] + args)
+    assert job.proc.returncode == 2, (args, job.stderr)
+    assert job.stderr.startswith("mpiexec: "), job.stderr
+
+
+def test_hostfile_errors_name_the_line(mpiexec, launch, tmp_path):
+    hf = tmp_path / "hosts"
+    hf.write_text("# comment\nn1:2\nn2 slots=x\n")
+    job = launch([mpiexec, "-hostfile", hf, "true"])
+    assert job.proc.returncode == 2
+    assert "%s:3:" % hf in job.stderr, job.stderr
+
+
+def test_proxy_refuses_to_run_without_secret(proxy_bin, launch):
+    # stdin is /dev/null: no secret line either
+    job = launch([proxy_bin, "--connect", "127.0.0.1:1", "--id", "0", "--host", "x"],
+                 timeout=30)
+    assert job.proc.returncode == 2
+    assert "no job secret" in job.stderr
+
+
+# ---- proxies on this machine (no test hosts needed) ------------------------------------------
+
+def test_fork_launcher_for_localhost(mpiexec, pmi_ring, launch, marker):
+    job = launch([mpiexec, "-hosts", "localhost", "-n", "3", "-v", pmi_ring, "ok", marker])
+    assert job.proc.returncode == 0, job.stderr
+    assert job.stdout.count(" ok ") == 3, job.stdout
+    # no launcher command: the proxy was forked, and it talks over loopback
+    assert "listening for proxies on 127.0.0.1:" in job.stderr
+    assert "'--host' 'localhost'" in job.stderr and "ssh" not in job.stderr
+
+
+def test_fake_hosts_pmi_ring(mpiexec, pmi_ring, launch, marker):
+    job = launch([mpiexec, "-hosts", "a,b,c", "--launcher-exec", FAKE_EXEC, "-n", "7",
+                  pmi_ring, "ok", marker], env=LOOPBACK)
+    assert job.proc.returncode == 0, job.stderr
+    ok = [l for l in lines(job.stdout) if " ok " in l]
+    assert sorted(int(l.split()[2]) for l in ok) == list(range(7))
+    assert len({re.search(r"kvsname=(\S+)", l).group(1) for l in ok}) == 1
+
+
+def test_fake_hosts_placement_and_mapping(mpiexec, launch, marker):
+    # a: 2 slots, b: 1 slot -> 0,1 on a; 2 on b; 3,4 on a; 5 on b
+    job = launch([mpiexec, "-hosts", "a:2,b", "--launcher-exec", FAKE_EXEC, "-n", "6",
+                  sys.executable, "-c", PMI_CLIENT + "\nprint('host', os.environ['PMI_RANK'],"
+                  " os.environ['PLX_FAKE_HOST'], os.environ['MPI_LOCALRANKID'],"
+                  " os.environ['MPI_LOCALNRANKS'])", marker], env=LOOPBACK)
+    assert job.proc.returncode == 0, job.stderr
+    where = {int(l.split()[1]): tuple(l.split()[2:]) for l in lines(job.stdout)
+             if l.startswith("host ")}
+    assert where == {0: ("a", "0", "4"), 1: ("a", "1", "4"), 2: ("b", "0", "2"),
+                     3: ("a", "2", "4"), 4: ("a", "3", "4"), 5: ("b", "1", "2")}
+    pmi = [l for l in lines(job.stdout) if l.startswith("pmi ")]
+    assert len(pmi) == 6
+    maps = {re.search(r"mapping=(\S+)", l).group(1) for l in pmi}
+    assert maps == {"(vector,(0,1,2),(1,1,1),(0,1,2),(1,1,1))"}, maps
+    secrets = {re.search(r"secret=(\S+)", l).group(1) for l in pmi}
+    assert len(secrets) == 1 and re.fullmatch(r"[0-9a-f]{32}", secrets.pop())
+
+
+def test_fake_hosts_ppn_and_default_size(mpiexec, launch, marker):
+    # no -n: ppn x hosts ranks; ppn 2 -> 0,1 on a; 2,3 on b; 4,5 on c
+    job = launch([mpiexec, "-hosts", "a,b,c", "-ppn", "2", "--launcher-exec",
+                  FAKE_EXEC, "sh", "-c", 'echo "$PMI_RANK $PLX_FAKE_HOST $MPI_LOCALRANKID '
+                  '$MPI_LOCALNRANKS"', marker], env=LOOPBACK)
+    assert job.proc.returncode == 0, job.stderr
+    assert placement(job.stdout) == {0: ("a", 0, 2), 1: ("a", 1, 2), 2: ("b", 0, 2),
+                                     3: ("b", 1, 2), 4: ("c", 0, 2), 5: ("c", 1, 2)}
+
+
+def test_fake_hosts_hostfile(mpiexec, launch, marker, tmp_path):
+    hf = tmp_path / "hosts"
+    hf.write_text("# two hosts\nx:3   # three slots\n\ny slots=1\nx\n")   # x twice: 4 slots
+    job = launch([mpiexec, "-hostfile", hf, "--launcher-exec", FAKE_EXEC, "sh", "-c",
+                  'echo "$PMI_RANK $PLX_FAKE_HOST $MPI_LOCALRANKID $MPI_LOCALNRANKS"', marker],
+                 env=LOOPBACK)
+    assert job.proc.returncode == 0, job.stderr
+    got = placement(job.stdout)
+    assert sorted(got) == list(range(5))           # no -n: every slot
+    assert [got[r][0] for r in range(5)] == ["x", "x", "x", "x", "y"]
+
+
+def test_fake_hosts_output_stdin_env(mpiexec, ranktool, launch, marker):
+    text = "".join("line %d\n" % i for i in range(3000))
+    job = launch([mpiexec, "-l", "-hosts", "a,b", "--launcher-exec", FAKE_EXEC, "-genv",
+                  "PLX_G", "g v", "-n", "2"] + ranktool + ["stdin", marker], input=text,
+                 env=LOOPBACK)
+    assert job.proc.returncode == 0, job.stderr
+    out = lines(job.stdout)
+    assert [l for l in out if l.startswith("[0] echo: ")] == \
+        ["[0] echo: line %d" % i for i in range(3000)]
+    assert "[0] stdin done 3000" in out
+    assert "[1] rank 1 stdin eof" in out
+    job = launch([mpiexec, "-hosts", "a,b", "--launcher-exec", FAKE_EXEC, "-genv", "PLX_G",
+                  "g v", "-n", "2"] + ranktool + ["env", "PLX_G", "PMI_SIZE",
+                                                  "PLEXUS_PROXY_SECRET", marker], env=LOOPBACK)
+    assert job.proc.returncode == 0, job.stderr
+    for r in (0, 1):
+        assert "rank %d PLX_G=g v" % r in job.stdout
+        assert "rank %d PMI_SIZE=2" % r in job.stdout
+        assert "rank %d PLEXUS_PROXY_SECRET unset" % r in job.stdout     # not leaked
+
+
+def test_fake_hosts_big_output_is_line_by_line(mpiexec, ranktool, launch, marker):
+    job = launch([mpiexec, "-hosts", "a,b", "--launcher-exec", FAKE_EXEC, "-n", "4"] + ranktool
+                 + ["big", "3000", marker], timeout=60, env=LOOPBACK)
+    assert job.proc.returncode == 0, job.stderr
+    seen = {r: [] for r in range(4)}
+    for l in lines(job.stdout):
+        r, i, pad = l.split(":")
+        assert pad == "x" * 180, "a line was torn: %r" % l[:80]
+        seen[int(r)].append(int(i))
+    assert all(seen[r] == list(range(3000)) for r in range(4))
+
+
+def test_slow_output_reader_is_not_a_lost_host(mpiexec, ranktool, launch, marker):
+    # nobody reads mpiexec's stdout for twice the host timeout while the ranks
+    # write 24 MB: mpiexec blocks, the proxies wait (a zero TCP window), and
+    # nobody takes that for a dead host
+    job = launch.start([mpiexec, "--host-timeout", "2", "-hosts", "a,b", "--launcher-exec",
+                        FAKE_EXEC, "-n", "2"] + ranktool + ["big", "60000", marker],
+                       env=LOOPBACK)
+    time.sleep(5)
+    rc = job.finish(timeout=60)
+    assert rc == 0, job.stderr
+    assert len(lines(job.stdout)) == 120000
+    assert job.stderr == ""
+
+
+def test_fake_hosts_failures_name_host_and_rank(mpiexec, pmi_ring, ranktool, launch, marker):
+    job = launch([mpiexec, "-hosts", "a,b", "--launcher-exec", FAKE_EXEC, "-n", "3"] + ranktool
+                 + ["exit", "1", "42", marker], env=LOOPBACK)
+    assert job.proc.returncode == 42, job.stderr
+    assert re.search(r"mpiexec: rank 1 \(pid \d+ on host b\) exited with status 42; killing "
+                     r"the other 2 running ranks", job.stderr), job.stderr
+    assert job.elapsed < 10
+    job = launch([mpiexec, "-hosts", "a,b", "--launcher-exec", FAKE_EXEC, "-n", "4", pmi_ring,
+                  "kill", "3", marker], env=LOOPBACK)
+    assert job.proc.returncode == 137
+    assert re.search(r"rank 3 \(pid \d+ on host b\) was killed by signal 9 \(SIGKILL\) before "
+                     r"calling MPI_Finalize", job.stderr), job.stderr
+    job = launch([mpiexec, "-hosts", "a,b", "--launcher-exec", FAKE_EXEC, "-n", "4", pmi_ring,
+                  "abort", "2", "9", marker], env=LOOPBACK)
+    assert job.proc.returncode == 9
+    assert re.search(r"rank 2 \(pid \d+ on host a\) aborted the job with exit code 9: "
+                     r"pmi_ring test abort", job.stderr), job.stderr
+    job = launch([mpiexec, "-hosts", "a,b", "--launcher-exec", FAKE_EXEC, "-n", "2",
+                  "/nonexistent/plexus-prog", marker], env=LOOPBACK)
+    assert job.proc.returncode == 127
+    # the first host to report it is named, once
+    assert len(re.findall(r"mpiexec: cannot run '/nonexistent/plexus-prog' \(rank (0 on host a|"
+                          r"1 on host b)\): No such file", job.stderr)) == 1, job.stderr
+
+
+def test_fake_hosts_timeout_reports_barrier(mpiexec, pmi_ring, launch, marker):
+    job = launch([mpiexec, "--timeout", "1", "-hosts", "a,b", "--launcher-exec", FAKE_EXEC,
+                  "-n", "3", pmi_ring, "hang", "2", marker], env=LOOPBACK)
+    assert job.proc.returncode == 124
+    assert "2 of 3 ranks wait in a PMI barrier (MPI_Init, MPI_Finalize or a communicator " \
+        "creation) for rank 2" in job.stderr, job.stderr
+
+
+def test_launcher_that_fails_names_the_host(mpiexec, pmi_ring, launch, marker):
+    job = launch([mpiexec, "-hosts", "a,b", "--launcher-exec",
+                  "sh -c 'test {host} = a && exec \"$@\"; echo no such host {host} >&2; "
+                  "exit 9' x", "-n", "2", pmi_ring, marker], env=LOOPBACK)
+    assert job.proc.returncode == 255, job.stderr
+    assert "no such host b" in job.stderr
+    assert re.search(r"mpiexec: lost host b \(rank 1\): its proxy could not be started \(the "
+                     r"launcher exited with status 9\)", job.stderr), job.stderr
+    assert job.elapsed < 10
+
+
+def test_proxy_that_dies_ends_the_job(mpiexec, ranktool, launch, marker):
+    job = launch.start([mpiexec, "-hosts", "a,b", "--launcher-exec", FAKE_EXEC, "-n", "4"]
+                       + ranktool + ["sleep", marker], env=LOOPBACK)
+    job.wait_for(" ready", count=4)
+    proxy_b = [p for p in _pgrep_args("plexus-proxy") if "--host b" in p[1] and marker not in
+               p[1] and _descends_from(p[0], job.proc.pid)]
+    assert len(proxy_b) == 1, proxy_b
+    t0 = time.monotonic()
+    os.kill(proxy_b[0][0], signal.SIGKILL)
+    rc = job.finish(timeout=20)
+    assert rc == 255, job.stderr
+    assert "mpiexec: lost host b (ranks 1, 3): its proxy closed the connection" in job.stderr, \
+        job.stderr
+    assert time.monotonic() - t0 < 5
+
+
+def test_killed_mpiexec_takes_proxies_and_ranks(mpiexec, ranktool, launch, marker):
+    job = launch.start([mpiexec, "-hosts", "a,b", "--launcher-exec", FAKE_EXEC, "-n", "4"]
+                       + ranktool + ["sleep", marker], env=LOOPBACK)
+    job.wait_for(" ready", count=4)
+    session = [p for p, _ in _pgrep_args(".") if _sid(p) == job.proc.pid]
+    assert len([p for p, a in _pgrep_args("plexus-proxy") if p in session
+                and a.split()[0].endswith("plexus-proxy")]) == 2
+    os.kill(job.proc.pid, signal.SIGKILL)
+    job.proc.wait(timeout=10)
+    # launchers die with mpiexec (PR_SET_PDEATHSIG); a proxy whose launcher is
+    # a shell sees its connection close; ranks die with their proxy
+    deadline = time.monotonic() + 5
+    left = session
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [p for p in session if _alive(p)]
+    assert not left, "survived a SIGKILLed mpiexec: %s" % [_cmdline(p) for p in left]
+
+
+def test_signals_reach_remote_ranks(mpiexec, ranktool, launch, marker):
+    job = launch.start([mpiexec, "-hosts", "a,b", "--launcher-exec", FAKE_EXEC, "-n", "3"]
+                       + ranktool + ["term", marker], env=LOOPBACK)
+    job.wait_for(" ready", count=3)
+    job.proc.send_signal(signal.SIGTERM)
+    rc = job.finish(timeout=15)
+    for r in range(3):
+        assert "rank %d got SIGTERM" % r in job.stdout
+    assert rc == 0, job.stderr
+
+
+def test_leftover_descendants_on_hosts_are_killed(mpiexec, ranktool, launch, marker):
+    job = launch([mpiexec, "-hosts", "a,b", "--launcher-exec", FAKE_EXEC, "-n", "2"] + ranktool
+                 + ["bg", marker], timeout=20, env=LOOPBACK)
+    assert job.proc.returncode == 0, job.stderr
+    assert job.stdout.count("bg started") == 2
+    assert job.elapsed < 10
+
+
+def _pgrep_args(pattern):
+    res = subprocess.run(["pgrep", "-a", "-f", pattern], capture_output=True, text=True,
+                         timeout=10)
+    out = []
+    for l in res.stdout.splitlines():
+        pid, _, args = l.partition(" ")
+        out.append((int(pid), args))
+    return out
+
+
+def _ppid(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return 0
+
+
+def _descends_from(pid, ancestor):
+    for _ in range(64):
+        if pid == ancestor:
+            return True
+        if pid <= 1:
+            return False
+        pid = _ppid(pid)
+    return False
+
+
+def _sid(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[3])
+    except OSError:
+        return 0
+
+
+def _cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "?"
+
+
+def _alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+# ---- test hosts: jobs across network namespaces ---------------------------------------------
+
+@pytest.mark.parametrize("nhosts,nranks", [(2, 2), (3, 5), (4, 8)])
+def test_pmi_ring_across_hosts(mpiexec, pmi_ring, test_hosts, marker, launch, nhosts, nranks):
+    c = test_hosts(nhosts)
+    job = launch(hosts_job(c, mpiexec, ["-n", nranks, pmi_ring, "ok", marker]), timeout=60)
+    assert job.proc.returncode == 0, job.stderr
+    ok = [l for l in lines(job.stdout) if " ok " in l]
+    assert sorted(int(l.split()[2]) for l in ok) == list(range(nranks)), job.stdout
+
+
+def test_ranks_run_on_their_hosts(mpiexec, test_hosts, marker, launch):
+    c = test_hosts(3)
+    h1, h2, h3 = c.hosts
+    job = launch(hosts_job(c, mpiexec, ["-n", "6"] + WHERE + [marker],
+                           hosts=[h1 + ":2", h2, h3 + ":3"]))
+    assert job.proc.returncode == 0, job.stderr
+    assert placement(job.stdout) == {0: (h1, 0, 2), 1: (h1, 1, 2), 2: (h2, 0, 1),
+                                     3: (h3, 0, 3), 4: (h3, 1, 3), 5: (h3, 2, 3)}
+    job = launch(hosts_job(c, mpiexec, ["-ppn", "1", "-n", "4"] + WHERE + [marker],
+                           hosts=[h2, h3]))
+    assert job.proc.returncode == 0, job.stderr
+    assert placement(job.stdout) == {0: (h2, 0, 2), 1: (h3, 0, 2), 2: (h2, 1, 2),
+                                     3: (h3, 1, 2)}
+
+
+def test_only_test_network_addresses_are_advertised(mpiexec, pmi_ring, test_hosts, marker,
+                                                    launch):
+    c = test_hosts(2)
+    job = launch(hosts_job(c, mpiexec, ["-v", "-n", "2", pmi_ring, "ok", marker]))
+    assert job.proc.returncode == 0, job.stderr
+    m = re.search(r"listening for proxies on (\S+)", job.stderr)
+    assert m and re.fullmatch(r"%s:\d+" % re.escape(c.address(c.hosts[0])), m.group(1)), \
+        job.stderr
+    h2 = c.hosts[1]
+    assert re.search(r"the proxy for host %s \(pid \d+\) connected from %s:" %
+                     (h2, re.escape(c.address(h2))), job.stderr), job.stderr
+
+
+@pytest.mark.parametrize("ifaces,expect", [
+    ("eth0", "ok"), (netns.SUBNET + ".0/24", "ok"), ("lo,eth0", "ok"),
+    ("10.99.0.0/16", "none"), ("lo", "unreachable"), ("^eth0", "unreachable")])
+def test_plexus_ifaces_decides_the_address(mpiexec, pmi_ring, test_hosts, marker, launch,
+                                           ifaces, expect):
+    c = test_hosts(2)
+    h1, h2 = c.hosts
+    job = launch(hosts_job(c, mpiexec, ["-n", "2", pmi_ring, "ok", marker]),
+                 env={"PLEXUS_IFACES": ifaces})
+    if expect == "ok":
+        assert job.proc.returncode == 0, job.stderr
+    elif expect == "none":
+        assert job.proc.returncode == 1, job.stderr
+        assert "PLEXUS_IFACES='%s' selects no address of this host" % ifaces in job.stderr
+        assert "eth0 %s" % c.address(h1) in job.stderr
+    else:
+        # only loopback is advertised: the proxy on the first host connects,
+        # the one on the other host cannot, and says so
+        assert job.proc.returncode == 255, job.stderr
+        assert re.search(r"plexus-proxy \(host %s\): cannot reach mpiexec at any of its "
+                         r"addresses: 127\.0\.0\.1:\d+ \(Connection refused\)" % h2,
+                         job.stderr), job.stderr
+        assert re.search(r"mpiexec: lost host %s \(rank 1\): its proxy could not be started"
+                         % h2, job.stderr), job.stderr
+
+
+def test_unreachable_address_is_skipped(mpiexec, pmi_ring, test_hosts, marker, launch):
+    # the first advertised address cannot be reached from the other hosts: the
+    # proxies find the one that works (reachability is tried, not guessed)
+    c = test_hosts(2)
+    h1 = c.hosts[0]
+    # a second interface on the first host, on a network nobody else has (a
+    # bridge without ports: the dummy driver may be missing)
+    subprocess.run(["ip", "-n", h1, "link", "add", "extra0", "type", "bridge"], check=True,
+                   timeout=30)
+    subprocess.run(["ip", "-n", h1, "addr", "add", "10.212.0.1/24", "dev", "extra0"],
+                   check=True, timeout=30)
+    subprocess.run(["ip", "-n", h1, "link", "set", "extra0", "up"], check=True, timeout=30)
+    job = launch(hosts_job(c, mpiexec, ["-v", "-n", "2", pmi_ring, "ok", marker]),
+                 env={"PLEXUS_IFACES": "extra0,eth0"})
+    assert job.proc.returncode == 0, job.stderr
+    m = re.search(r"listening for proxies on (\S+)", job.stderr)
+    assert m and [a.rsplit(":", 1)[0] for a in m.group(1).split(",")] == \
+        ["10.212.0.1", c.address(h1)], job.stderr
+    assert re.search(r"the proxy for host %s \(pid \d+\) connected from %s:" %
+                     (c.hosts[1], re.escape(c.address(c.hosts[1]))), job.stderr), job.stderr
+
+
+def test_stdin_and_tagged_output_across_hosts(mpiexec, ranktool, test_hosts, marker, launch):
+    c = test_hosts(3)
+    text = "".join("line %d\n" % i for i in range(500))
+    # mpiexec on the first host; every rank, rank 0 included, elsewhere
+    job = launch(hosts_job(c, mpiexec, ["-l", "-n", "3"] + ranktool + ["stdin", marker],
+                           hosts=c.hosts[1:]), input=text)
+    assert job.proc.returncode == 0, job.stderr
+    out = lines(job.stdout)
+    assert [l for l in out if l.startswith("[0] echo: ")] == \
+        ["[0] echo: line %d" % i for i in range(500)]
+    assert "[0] stdin done 500" in out
+    assert "[1] rank 1 stdin eof" in out and "[2] rank 2 stdin eof" in out
+
+
+def test_failing_rank_names_its_host(mpiexec, ranktool, test_hosts, marker, launch):
+    c = test_hosts(3)
+    job = launch(hosts_job(c, mpiexec, ["-n", "3"] + ranktool + ["exit", "2", "42", marker]))
+    assert job.proc.returncode == 42, job.stderr
+    assert re.search(r"mpiexec: rank 2 \(pid \d+ on host %s\) exited with status 42; killing "
+                     r"the other 2 running ranks" % c.hosts[2], job.stderr), job.stderr
+    assert job.elapsed < 15
+
+
+def test_ssh_launcher_path(mpiexec, pmi_ring, test_hosts, marker, launch, tmp_path):
+    """The default launcher for other hosts is ssh, which passes no environment:
+    the proxy gets its secret on stdin. A stand-in `ssh` enters the test host."""
+    c = test_hosts(2)
+    fake = tmp_path / "ssh"
+    fake.write_text("""#!/bin/sh
+# stand-in for: ssh -x -o BatchMode=yes HOST COMMAND (a clean environment)
+while [ $# -gt 0 ]; do case $1 in -x) shift;; -o) shift 2;; *) break;; esac; done
+host=$1; shift
+echo "fake ssh to $host" >&2
+exec env -i PATH="$PATH" ip netns exec "$host" unshare --uts sh -c \\
+    'hostname "$0" && exec sh -c "$1"' "$host" "$*"
+""")
+    fake.chmod(0o755)
+    env = {"PATH": "%s:%s" % (tmp_path, os.environ.get("PATH", "/usr/bin:/bin"))}
+    job = launch(c.on(c.hosts[0], [mpiexec, "--timeout", "60", "-v", "-hosts", ",".join(c.hosts),
+                                   "-n", "4", pmi_ring, "ok", marker]), env=env)
+    assert job.proc.returncode == 0, job.stderr
+    assert job.stdout.count(" ok ") == 4
+    # this host by fork, the other by ssh; no secret on any command line
+    assert "fake ssh to %s" % c.hosts[1] in job.stderr
+    assert "fake ssh to %s" % c.hosts[0] not in job.stderr
+    assert re.search(r"starting the proxy for host %s: 'ssh' '-x' '-o' 'BatchMode=yes' '%s'"
+                     % (c.hosts[1], c.hosts[1]), job.stderr), job.stderr
+
+
+def test_stray_clients_are_refused(mpiexec, test_hosts, marker, launch, tmp_path):
+    c = test_hosts(2)
+    release = tmp_path / "release"
+    wait = ["sh", "-c", 'while [ ! -e %s ]; do sleep 0.1; done; echo "released $PMI_RANK"'
+            % release]
+    job = launch.start(hosts_job(c, mpiexec, ["-v", "-n", "2"] + wait + [marker]))
+    deadline = time.monotonic() + 20
+    while "listening for proxies on" not in job.stderr or \
+            job.stderr.count("connected from") < 2:
+        assert time.monotonic() < deadline and job.proc.poll() is None, job.stderr
+        job._pump(0.1)
+    addr, port = re.search(r"listening for proxies on ([\d.]+):(\d+)", job.stderr).groups()
+
+    def frame(t, body):
+        return struct.pack(">IB", len(body) + 1, t) + body
+
+    def s(b):
+        return struct.pack(">I", len(b)) + b
+    forged = frame(1, s(b"plexus-proxy-1") + s(b"0" * 32) + struct.pack(">I", 1) + s(b"x")
+                   + struct.pack(">I", 1))
+    attempts = {
+        "garbage": b"GET / HTTP/1.0\r\n\r\n",
+        "forged": forged,
+        "huge": struct.pack(">IB", 0xFFFFFFF0, 1),
+        "launch": frame(2, b""),
+        "close": b"",
+    }
+    client = r'''
+import socket, sys, time
+data = bytes.fromhex(sys.argv[3])
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+if not data:
+    s.close()
+    print("closed", flush=True)
+    sys.exit(0)
+s.sendall(data)
+s.settimeout(5)
+try:
+    got = s.recv(100)
+except OSError as e:
+    got = repr(e).encode()
+print("closed" if got == b"" else "answered %r" % got, flush=True)
+'''
+    h2 = c.hosts[1]
+    for name, data in attempts.items():
+        res = subprocess.run(["ip", "netns", "exec", h2, sys.executable, "-c", client, addr, port,
+                              data.hex(), marker], capture_output=True, text=True, timeout=20)
+        assert res.stdout.strip() == "closed", (name, res.stdout, res.stderr)
+    # one more that says nothing and stays: it must not hold the job up
+    silent = subprocess.Popen(["ip", "netns", "exec", h2, sys.executable, "-c",
+                               "import socket,sys,time; s=socket.create_connection((sys.argv[1],"
+                               " int(sys.argv[2]))); time.sleep(30)", addr, port, marker])
+    try:
+        time.sleep(0.3)
+        release.write_text("")
+        rc = job.finish(timeout=20)
+    finally:
+        silent.kill()
+        silent.wait(timeout=10)
+    assert rc == 0, job.stderr
+    assert sorted(lines(job.stdout)) == ["released 0", "released 1"]
+    refused = re.findall(r"refused a connection from %s:\d+: (.*)" % re.escape(c.address(h2)),
+                         job.stderr)
+    assert len(refused) >= len(attempts), job.stderr
+    assert "wrong job secret" in refused
+    assert any("not a Plexus proxy" in r for r in refused)
+
+
+def test_secret_never_on_a_command_line(mpiexec, ranktool, test_hosts, marker, launch):
+    c = test_hosts(2)
+    job = launch.start(hosts_job(c, mpiexec, ["-n", "2"] + ranktool + ["sleep", marker]))
+    job.wait_for(" ready", count=2)
+    pids = [p for ps in c.pids().values() for p in ps] + [job.proc.pid]
+    secret = None
+    for pid in pids:
+        try:
+            with open("/proc/%d/environ" % pid, "rb") as f:
+                for kv in f.read().split(b"\0"):
+                    if kv.startswith(b"PLEXUS_PROXY_SECRET="):
+                        secret = kv.split(b"=", 1)[1]
+        except OSError:
+            pass
+    assert secret and len(secret) == 32
+    for pid in pids:
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                assert secret not in f.read(), pid
+        except OSError:
+            pass
+    job.kill()
+
+
+def test_link_down_ends_job_naming_host(mpiexec, ranktool, test_hosts, marker, launch):
+    c = test_hosts(3)
+    victim = c.hosts[2]
+    job = launch.start(hosts_job(c, mpiexec, ["-n", "6"] + ranktool + ["sleep", marker]))
+    job.wait_for(" ready", count=6, timeout=30)
+    t0 = time.monotonic()
+    c.link_down(victim)
+    rc = job.finish(timeout=30)
+    took = time.monotonic() - t0
+    assert rc == 255, job.stderr
+    assert re.search(r"mpiexec: lost host %s \(ranks 2, 5\): it stopped answering for 5 s" %
+                     victim, job.stderr), job.stderr
+    assert took < 12, took
+
+
+def test_link_down_while_streaming(mpiexec, test_hosts, marker, launch):
+    # the cut host's proxy has output in flight: neither side waits for TCP's
+    # own retransmission limit (minutes)
+    c = test_hosts(2)
+    victim = c.hosts[1]
+    tick = ["sh", "-c", 'echo "rank $PMI_RANK ready"; while :; do echo "rank $PMI_RANK '
+            '$(date +%s%N) xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"; sleep 0.002; done']
+    job = launch.start(hosts_job(c, mpiexec, ["-n", "4"] + tick + [marker]))
+    job.wait_for(" ready", count=4, timeout=30)
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    c.link_down(victim)
+    rc = job.finish(timeout=30)
+    took = time.monotonic() - t0
+    assert rc == 255, job.stderr[-2000:]
+    assert re.search(r"mpiexec: lost host %s \(ranks 1, 3\): it stopped answering" % victim,
+                     job.stderr), job.stderr[-2000:]
+    assert took < 12, took
+
+
+def test_deleted_host_ends_job_naming_host(mpiexec, pmi_ring, test_hosts, marker, launch):
+    c = test_hosts(4)
+    victim = c.hosts[1]
+    # everyone but rank 3 waits in a PMI barrier for rank 3, which sleeps
+    job = launch.start(hosts_job(c, mpiexec, ["-n", "8", pmi_ring, "hang", "3", marker]))
+    time.sleep(2)
+    assert job.proc.poll() is None, job.stderr
+    t0 = time.monotonic()
+    c.kill_host(victim)
+    rc = job.finish(timeout=30)
+    took = time.monotonic() - t0
+    assert rc == 255, job.stderr
+    assert re.search(r"mpiexec: lost host %s \(ranks 1, 5\)" % victim, job.stderr), job.stderr
+    assert took < 12, took
+
+
+def test_killed_mpiexec_leaves_no_process_on_hosts(mpiexec, ranktool, test_hosts, marker,
+                                                    launch):
+    c = test_hosts(3)
+    job = launch.start(hosts_job(c, mpiexec, ["-n", "3"] + ranktool + ["sleep", marker]))
+    job.wait_for(" ready", count=3)
+    mpx = [p for p in c.pids()[c.hosts[0]]
+           if open("/proc/%d/comm" % p).read().strip() == "mpiexec"]
+    assert len(mpx) == 1
+    os.kill(mpx[0], signal.SIGKILL)
+    job.finish(timeout=10)
+    deadline = time.monotonic() + 5
+    while c.pids() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not c.pids(), "left on the hosts after mpiexec was killed: %s" % c.pids()
+
+
+# ---- MPI across hosts ---------------------------------------------------------------------------
+
+@pytest.mark.mpi
+def test_mpi_init_across_hosts(mpiexec, mh_exchange, test_hosts, marker, launch):
+    """MPI_Init exchanges business cards through the proxies' PMI relay; each
+    rank knows its host. No traffic between hosts: rank 0 ends the job with
+    MPI_Abort, which also crosses the proxies."""
+    c = test_hosts(3)
+    job = launch(hosts_job(c, mpiexec, ["-n", "5", mh_exchange, "init-abort", "7", marker]),
+                 timeout=60)
+    assert job.proc.returncode == 7, job.stderr
+    hosts = {int(m.group(1)): m.group(2) for m in
+             re.finditer(r"mh_exchange: rank (\d+) of 5 on (\S+)", job.stdout)}
+    assert hosts == {r: c.hosts[r % 3] for r in range(5)}, job.stdout
+    assert re.search(r"mpiexec: rank 0 \(pid \d+ on host %s\) aborted the job with exit code 7"
+                     % c.hosts[0], job.stderr), job.stderr
+
+
+@pytest.mark.mpi
+def test_mpi_init_finalize_across_hosts(mpiexec, mh_exchange, tcp_transport, test_hosts,
+                                        marker, launch):
+    c = test_hosts(4)
+    job = launch(hosts_job(c, mpiexec, ["-n", "8", mh_exchange, "init", marker]), timeout=60)
+    assert job.proc.returncode == 0, job.stderr
+    assert len(re.findall(r"rank \d+ of 8 on ", job.stdout)) == 8
+
+
+PT2PT_TESTS = ["pt2pt_basic", "modes", "nonblocking", "persistent", "probe", "cancel",
+               "ordering", "flood"]
+
+
+@pytest.fixture(scope="session")
+def pt2pt_progs(build_dir, tmp_path_factory):
+    """The foundation's point-to-point tests, built with our mpicc."""
+    mpicc = os.path.join(build_dir, "bin", "mpicc")
+    out = tmp_path_factory.mktemp("pt2pt")
+    progs = {}
+    for name in PT2PT_TESTS:
+        src = os.path.join(SRC_ROOT, "tests", "mpi", name + ".c")
+        exe = str(out / name)
+        res = subprocess.run([mpicc, "-std=c11", "-O2", "-g", "-I",
+                              os.path.join(SRC_ROOT, "tests", "mpi"), "-o", exe, src],
+                             capture_output=True, text=True, timeout=300)
+        if res.returncode != 0:
+            pytest.fail("cannot build %s:\n%s" % (src, res.stderr))
+        progs[name] = exe
+    return progs
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", PT2PT_TESTS)
+def test_pt2pt_across_hosts(mpiexec, tcp_transport, pt2pt_progs, test_hosts, marker, launch,
+                            name):
+    # 4 ranks on 2 hosts, placed alternately: every rank ^ 1 pair crosses hosts,
+    # ranks 0 and 2 (1 and 3) share one
+    c = test_hosts(2)
+    job = launch(hosts_job(c, mpiexec, ["-n", "4", pt2pt_progs[name], marker]), timeout=200)
+    assert job.proc.returncode == 0, job.stdout + job.stderr
+
+
+@pytest.mark.mpi
+def test_64mib_between_every_pair(mpiexec, mh_exchange, tcp_transport, test_hosts, marker,
+                                  launch):
+    c = test_hosts(3)
+    job = launch(hosts_job(c, mpiexec, ["-n", "4", mh_exchange, "pairs", "64", marker]),
+                 timeout=300)
+    assert job.proc.returncode == 0, job.stderr
+    for r in range(4):
+        assert "mh_exchange: rank %d pairs ok (3 peers, 64 MiB each)" % r in job.stdout
+
+
+@pytest.mark.mpi
+def test_killed_host_ends_mpi_job(mpiexec, mh_exchange, tcp_transport, test_hosts, marker,
+                                  launch):
+    c = test_hosts(3)
+    victim = c.hosts[2]
+    job = launch.start(hosts_job(c, mpiexec, ["-n", "6", mh_exchange, "ring", marker]))
+    job.wait_for(" ready", count=6, timeout=60)
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    c.kill_host(victim)
+    rc = job.finish(timeout=60)
+    took = time.monotonic() - t0
+    assert rc != 0
+    assert victim in job.stderr, job.stderr
+    assert took < 15, took
