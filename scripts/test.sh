@@ -29,6 +29,7 @@ run_ctest() {   # dir, ctest args...
     fail=$((fail + f))
 }
 
+shm_before=$(ls /dev/shm 2>/dev/null | grep '^plexus-' | sort)
 rm -rf build-test build-asan
 if cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
    cmake --build build-test -j"$jobs" >build-test.log 2>&1; then
@@ -54,10 +55,10 @@ else
     fail=$((fail + 1))
 fi
 
-# nothing may be left behind
-left=$(ls /dev/shm 2>/dev/null | grep -c '^plexus-' || true)
+# nothing may be left behind by this run
+left=$(comm -13 <(echo "$shm_before") <(ls /dev/shm 2>/dev/null | grep '^plexus-' | sort) | grep -c . || true)
 if [ "$left" != 0 ]; then
-    echo "FAIL: $left shared-memory segments left in /dev/shm"
+    echo "FAIL: this run left $left shared-memory segments in /dev/shm"
     fail=$((fail + 1))
 fi
 echo "$pass passed, $fail failed"

@@ -123,7 +123,7 @@ int plx_tcp_iface_rules_parse(const char *spec, struct plx_tcp_iface_rules *rule
                 snprintf(err, errlen, "PLEXUS_IFACES: \"%s\" is not an interface name or CIDR block", t);
                 return -1;
             }
-            snprintf(r->name, sizeof r->name, "%s", t);
+            snprintf(r->name, sizeof r->name, "%.*s", (int)sizeof r->name - 1, t);
         }
         if (!r->exclude)
             rules->ninclude++;
