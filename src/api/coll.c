@@ -10,6 +10,7 @@
 #include <string.h>
 #include "api/api.h"
 #include "coll/algo.h"
+#include "coll/shmcoll.h"
 #include "core/datatype.h"
 #include "core/op.h"
 
@@ -140,7 +141,7 @@ static int plx_barrier(MPI_Comm comm, MPI_Request *req, const char *fn)
     struct plx_comm *c = NULL;
     plx_api_lock();
     int rc = plx_cc_comm(comm, req, &c, fn);
-    if (rc == MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS && !(req == NULL && plx_shmcoll_barrier(c))) {
         struct plx_sched *s = plx_sched_new(c);
         plx_coll_barrier_sched(s);
         rc = plx_cc_go(s, req, c);
@@ -170,7 +171,7 @@ static int plx_bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Com
         rc = plx_cc_buf(c, fn, buf, count, dtype, &dt, "buffer");
     if (rc == MPI_SUCCESS)
         rc = plx_cc_root(c, root, fn);
-    if (rc == MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS && !(req == NULL && plx_shmcoll_bcast(c, buf, count, dt, root))) {
         struct plx_sched *s = plx_sched_new(c);
         plx_coll_bcast_sched(s, buf, count, dt, root);
         rc = plx_cc_go(s, req, c);
@@ -515,6 +516,9 @@ static int plx_red(int kind, const void *sbuf, void *rbuf, int count, const int 
     if (rc == MPI_SUCCESS)
         rc = plx_cc_op(c, fn, oph, dt, &op);
     if (rc)
+        goto out;
+    if (req == NULL && (kind == PLX_RED_REDUCE || kind == PLX_RED_ALLREDUCE) &&
+        plx_shmcoll_reduce(c, sbuf, rbuf, count, dt, op, kind == PLX_RED_REDUCE ? root : -1))
         goto out;
     struct plx_sched *s = plx_sched_new(c);
     plx_sched_set_op(s, op);

@@ -46,7 +46,8 @@ int plx_api_p2p_check(MPI_Comm comm, const void *buf, MPI_Aint count, MPI_Dataty
                            dtype == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype",
                            (unsigned)dtype);
     *dt_p = dt;
-    if (plx_unlikely(!buf && count > 0 && dt->size > 0))
+    /* NULL is MPI_BOTTOM: legal with a derived type of absolute addresses */
+    if (plx_unlikely(!buf && count > 0 && dt->size > 0 && dt->obj.builtin))
         return plx_api_err(c, fn, MPI_ERR_BUFFER, "argument 'buf' is NULL with count %ld of %s", (long)count,
                            dt->name);
     const char *what = dir == PLX_DIR_SEND ? "dest" : "source";

@@ -12,7 +12,8 @@
  *   allgatherv      ring
  *   alltoall        Bruck (tiny blocks, p >= 8); all at once (medium); pairwise exchange (large)
  *   alltoallv/w     all at once, in batches
- *   reduce          binomial tree (any op: order kept for non-commutative ones)
+ *   reduce          binomial tree (small, or non-commutative: rank order kept); Rabenseifner:
+ *                   recursive-halving reduce-scatter + gather to the root (large, commutative)
  *   allreduce       recursive doubling (small or non-commutative); Rabenseifner: recursive-halving
  *                   reduce-scatter + recursive-doubling allgather (large, commutative);
  *                   non-powers of two fold the extra ranks in first

@@ -1,8 +1,7 @@
 /*
  * Internal collectives over point-to-point (see coll.h). Simple, correct
- * algorithms: dissemination barrier, binomial-tree broadcast, linear gather.
- * The tuned algorithms of the collectives issue replace the public ones;
- * these stay for the library's own bookkeeping.
+ * algorithms: dissemination barrier, binomial-tree broadcast, linear gather;
+ * they carry the library's own bookkeeping (a few words), not user data.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
  * Internal collectives used by the library itself (context-id agreement,
- * Comm_split, Comm_create...) and, for now, behind the public MPI_Barrier /
- * MPI_Bcast / MPI_Reduce / MPI_Allreduce / MPI_Gather / MPI_Allgather.
+ * Comm_split, Comm_create, finalize, setting up shared collective
+ * segments). The public collectives are schedules (sched.h, algo.h).
  *
  * They run over comm's collective context (context_id + 1), never matching
  * user point-to-point traffic, with the given tag so that concurrent

@@ -23,6 +23,9 @@ static void plx_swap(char **a, char **b)
 
 /* --- reduce -------------------------------------------------------------- */
 
+static void plx_reduce_rabenseifner(struct plx_sched *s, const void *src, void *rbuf, MPI_Aint count,
+                                    struct plx_datatype *dt, int root);
+
 void plx_coll_reduce_sched(struct plx_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
                            struct plx_datatype *dt, int root)
 {
@@ -37,6 +40,15 @@ void plx_coll_reduce_sched(struct plx_sched *s, const void *sbuf, void *rbuf, MP
     }
     /* ranks relative to the root (commutative) or to 0 (order kept; the
      * result goes from 0 to the root at the end) */
+    if (commute && count >= 2 && (size_t)count * (size_t)dt->size > PLX_ALLREDUCE_SHORT) {
+        int pof2 = 1;
+        while (pof2 * 2 <= p)
+            pof2 *= 2;
+        if (count >= pof2) {
+            plx_reduce_rabenseifner(s, src, rbuf, count, dt, root);
+            return;
+        }
+    }
     int lr = commute ? (r - root + p) % p : r;
     int base = commute ? root : 0;
     char *acc = r == root ? rbuf : plx_sched_alloc_layout(s, count, dt);
@@ -77,39 +89,117 @@ void plx_coll_reduce_sched(struct plx_sched *s, const void *sbuf, void *rbuf, MP
 
 /* --- allreduce ----------------------------------------------------------- */
 
-/* Rabenseifner on the pof2 ranks that remain after folding: the vector is
- * cut in pof2 pieces; recursive halving leaves each rank one piece fully
- * reduced, recursive doubling then gathers all pieces everywhere. Moves
- * 2(pof2-1)/pof2 of the vector per rank instead of log2(pof2) times all. */
+/* Rabenseifner (used by allreduce and reduce) on the pof2 ranks that remain
+ * after folding: the vector is cut in pof2 pieces and recursive halving
+ * leaves each rank one piece fully reduced (phase 1); the pieces are then
+ * gathered everywhere by recursive doubling (allreduce) or to one rank
+ * (reduce). Each rank moves 2(pof2-1)/pof2 of the vector instead of
+ * log2(pof2) times all of it. */
+struct plx_rab {
+    MPI_Aint *disp;             /* piece i is elements [disp[i], disp[i+1]) */
+    int steps;
+    int klo[32], khi[32], slo[32], shi[32], peer[32];   /* kept / sent pieces per step */
+};
+
+static int plx_real_rank(int newrank, int rem)
+{
+    return newrank < rem ? newrank * 2 + 1 : newrank + rem;
+}
+
+static void plx_rab_halving(struct plx_sched *s, struct plx_rab *rb, char *acc, char *tmp, MPI_Aint count,
+                            struct plx_datatype *dt, int newrank, int pof2, int rem)
+{
+    MPI_Aint *disp = rb->disp = plx_sched_alloc(s, ((size_t)pof2 + 1) * sizeof *disp);
+    for (int i = 0; i <= pof2; i++)
+        disp[i] = count / pof2 * i + PLX_MIN(i, count % pof2);
+    int lo = 0, hi = pof2, k = 0;
+    for (int mask = 1; mask < pof2; mask <<= 1, k++) {
+        int dst = plx_real_rank(newrank ^ mask, rem), mid = lo + (hi - lo) / 2;
+        if (newrank & mask) {
+            rb->klo[k] = mid, rb->khi[k] = hi, rb->slo[k] = lo, rb->shi[k] = mid;
+        } else {
+            rb->klo[k] = lo, rb->khi[k] = mid, rb->slo[k] = mid, rb->shi[k] = hi;
+        }
+        rb->peer[k] = dst;
+        MPI_Aint kc = disp[rb->khi[k]] - disp[rb->klo[k]], sc = disp[rb->shi[k]] - disp[rb->slo[k]];
+        plx_sched_send(s, acc + disp[rb->slo[k]] * dt->extent, sc, dt, dst);
+        plx_sched_recv(s, tmp + disp[rb->klo[k]] * dt->extent, kc, dt, dst);
+        plx_sched_fence(s);
+        plx_sched_reduce(s, tmp + disp[rb->klo[k]] * dt->extent, acc + disp[rb->klo[k]] * dt->extent, kc, dt);
+        lo = rb->klo[k];
+        hi = rb->khi[k];
+    }
+    rb->steps = k;
+}
+
 static void plx_allreduce_rabenseifner(struct plx_sched *s, char *acc, char *tmp, MPI_Aint count,
                                        struct plx_datatype *dt, int newrank, int pof2, int rem)
 {
-    MPI_Aint *disp = plx_sched_alloc(s, ((size_t)pof2 + 1) * sizeof *disp);
-    for (int i = 0; i <= pof2; i++)
-        disp[i] = count / pof2 * i + PLX_MIN(i, count % pof2);
-    int lo = 0, hi = pof2, steps = 0;
-    int klo[32], khi[32], slo[32], shi[32], peer[32];
-    for (int mask = 1; mask < pof2; mask <<= 1, steps++) {
-        int nd = newrank ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
-        int mid = lo + (hi - lo) / 2;
-        if (newrank & mask) {
-            klo[steps] = mid, khi[steps] = hi, slo[steps] = lo, shi[steps] = mid;
-        } else {
-            klo[steps] = lo, khi[steps] = mid, slo[steps] = mid, shi[steps] = hi;
-        }
-        peer[steps] = dst;
-        MPI_Aint kc = disp[khi[steps]] - disp[klo[steps]], sc = disp[shi[steps]] - disp[slo[steps]];
-        plx_sched_send(s, acc + disp[slo[steps]] * dt->extent, sc, dt, dst);
-        plx_sched_recv(s, tmp + disp[klo[steps]] * dt->extent, kc, dt, dst);
+    struct plx_rab rb;
+    plx_rab_halving(s, &rb, acc, tmp, count, dt, newrank, pof2, rem);
+    for (int k = rb.steps - 1; k >= 0; k--) {
+        MPI_Aint kc = rb.disp[rb.khi[k]] - rb.disp[rb.klo[k]], sc = rb.disp[rb.shi[k]] - rb.disp[rb.slo[k]];
+        plx_sched_send(s, acc + rb.disp[rb.klo[k]] * dt->extent, kc, dt, rb.peer[k]);
+        plx_sched_recv(s, acc + rb.disp[rb.slo[k]] * dt->extent, sc, dt, rb.peer[k]);
         plx_sched_fence(s);
-        plx_sched_reduce(s, tmp + disp[klo[steps]] * dt->extent, acc + disp[klo[steps]] * dt->extent, kc, dt);
-        lo = klo[steps];
-        hi = khi[steps];
     }
-    for (int k = steps - 1; k >= 0; k--) {
-        MPI_Aint kc = disp[khi[k]] - disp[klo[k]], sc = disp[shi[k]] - disp[slo[k]];
-        plx_sched_send(s, acc + disp[klo[k]] * dt->extent, kc, dt, peer[k]);
-        plx_sched_recv(s, acc + disp[slo[k]] * dt->extent, sc, dt, peer[k]);
+}
+
+/* Reduce for large vectors and commutative ops: fold, recursive halving,
+ * then the pieces travel back up the halving tree toward the root only.
+ * Going back, at the step of mask m the rank whose distance to the root
+ * (newrank ^ newroot) has bit m set hands everything it holds to its
+ * partner and is done; the root ends holding every piece. */
+static void plx_reduce_rabenseifner(struct plx_sched *s, const void *src, void *rbuf, MPI_Aint count,
+                                    struct plx_datatype *dt, int root)
+{
+    int p = s->comm->size, r = s->comm->rank;
+    int pof2 = 1;
+    while (pof2 * 2 <= p)
+        pof2 *= 2;
+    int rem = p - pof2, newrank;
+    char *acc = r == root ? rbuf : plx_sched_alloc_layout(s, count, dt);
+    char *tmp = plx_sched_alloc_layout(s, count, dt);
+    plx_sched_copy(s, src, count, dt, acc, count, dt);
+    if (r < 2 * rem) {
+        if (r % 2 == 0) {
+            plx_sched_send(s, acc, count, dt, r + 1);
+            newrank = -1;
+        } else {
+            plx_sched_recv(s, tmp, count, dt, r - 1);
+            plx_sched_fence(s);
+            plx_sched_reduce(s, tmp, acc, count, dt);
+            newrank = r / 2;
+        }
+        plx_sched_fence(s);
+    } else {
+        newrank = r - rem;
+    }
+    /* a root folded away is stood in for by its odd partner */
+    int newroot = root < 2 * rem ? root / 2 : root - rem;
+    int stand_in = plx_real_rank(newroot, rem);
+    if (newrank >= 0) {
+        struct plx_rab rb;
+        plx_rab_halving(s, &rb, acc, tmp, count, dt, newrank, pof2, rem);
+        int rel = newrank ^ newroot;
+        for (int k = rb.steps - 1; k >= 0; k--) {
+            int mask = 1 << k;
+            if (rel & mask) {
+                MPI_Aint kc = rb.disp[rb.khi[k]] - rb.disp[rb.klo[k]];
+                plx_sched_send(s, acc + rb.disp[rb.klo[k]] * dt->extent, kc, dt, rb.peer[k]);
+                plx_sched_fence(s);
+                break;
+            }
+            MPI_Aint sc = rb.disp[rb.shi[k]] - rb.disp[rb.slo[k]];
+            plx_sched_recv(s, acc + rb.disp[rb.slo[k]] * dt->extent, sc, dt, rb.peer[k]);
+            plx_sched_fence(s);
+        }
+    }
+    if (stand_in != root) {
+        if (r == stand_in)
+            plx_sched_send(s, acc, count, dt, root);
+        else if (r == root)
+            plx_sched_recv(s, rbuf, count, dt, stand_in);
         plx_sched_fence(s);
     }
 }

@@ -210,6 +210,43 @@ static void test_truncate_and_probe(void)
     MPI_Type_free(&v);
 }
 
+/* A struct of absolute addresses (MPI_Get_address) sent from MPI_BOTTOM. */
+static void test_bottom(void)
+{
+    int a = rank * 10 + 1, ra = -1;
+    double b[3] = {rank + 0.5, rank + 1.5, rank + 2.5}, rb[3] = {0, 0, 0};
+    MPI_Aint disp[2];
+    int bl[2] = {1, 3};
+    MPI_Datatype ty[2] = {MPI_INT, MPI_DOUBLE}, st, rt;
+    MPI_Get_address(&a, &disp[0]);
+    MPI_Get_address(b, &disp[1]);
+    MPI_Type_create_struct(2, bl, disp, ty, &st);
+    MPI_Type_commit(&st);
+    MPI_Get_address(&ra, &disp[0]);
+    MPI_Get_address(rb, &disp[1]);
+    MPI_Type_create_struct(2, bl, disp, ty, &rt);
+    MPI_Type_commit(&rt);
+    PLX_CHECK_MPI(MPI_Sendrecv(MPI_BOTTOM, 1, st, next, 9, MPI_BOTTOM, 1, rt, prev, 9, MPI_COMM_WORLD,
+                               MPI_STATUS_IGNORE));
+    PLX_CHECK(ra == prev * 10 + 1 && rb[0] == prev + 0.5 && rb[2] == prev + 2.5, "struct of absolute addresses "
+              "from MPI_BOTTOM");
+    MPI_Type_free(&st);
+    MPI_Type_free(&rt);
+    /* a collective from MPI_BOTTOM too */
+    MPI_Aint ad;
+    MPI_Get_address(b, &ad);
+    MPI_Datatype at;
+    MPI_Type_create_hindexed(1, (int[]){3}, &ad, MPI_DOUBLE, &at);
+    MPI_Type_commit(&at);
+    if (rank != size - 1)
+        b[0] = b[1] = b[2] = -1;
+    else
+        b[0] = 7, b[1] = 8, b[2] = 9;
+    PLX_CHECK_MPI(MPI_Bcast(MPI_BOTTOM, 1, at, size - 1, MPI_COMM_WORLD));
+    PLX_CHECK(b[0] == 7 && b[1] == 8 && b[2] == 9, "Bcast from MPI_BOTTOM");
+    MPI_Type_free(&at);
+}
+
 int main(int argc, char **argv)
 {
     plx_test_init(&argc, &argv, "dt_pt2pt");
@@ -229,5 +266,6 @@ int main(int argc, char **argv)
     test_indexed();
     test_pairs();
     test_truncate_and_probe();
+    test_bottom();
     return plx_test_finish();
 }

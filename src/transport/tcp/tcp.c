@@ -146,7 +146,7 @@ struct plx_tcp_peer {
     struct plx_tcp_conn *conn;
     struct plx_list sq;                 /* struct plx_tcp_sbuf, in order */
     size_t sq_copied;
-    int wblocked;                       /* socket full: EPOLLOUT armed */
+    int wblocked;                       /* socket was full: EPOLLOUT armed until the queue drains */
     int bye;                            /* BYE received */
     int fin_bye, fin_shut, fin_eof;     /* finalize: BYE queued, our side shut down, theirs ended */
     /* connecting */
@@ -829,6 +829,8 @@ static void plx_tcp_accept_all(void)
     }
 }
 
+/* Both lists are in deadline order (one timeout, appended as they start),
+ * so only expired entries at their heads are looked at. */
 static void plx_tcp_check_deadlines(void)
 {
     double now = plx_tcp_now();
@@ -836,7 +838,7 @@ static void plx_tcp_check_deadlines(void)
     plx_list_for_each_safe(pos, n, &plx_tcp.handshaking) {
         struct plx_tcp_conn *c = plx_list_entry(pos, struct plx_tcp_conn, link);
         if (now < c->deadline)
-            continue;
+            break;
         if (c->state == PLX_TCP_C_ACCEPTED) {
             plx_tcp_refuse(c, "no handshake in time");
             continue;
@@ -852,11 +854,11 @@ static void plx_tcp_check_deadlines(void)
     }
     plx_list_for_each_safe(pos, n, &plx_tcp.waiting) {
         struct plx_tcp_peer *p = plx_list_entry(pos, struct plx_tcp_peer, wait_link);
-        if (now >= p->wait_deadline) {
-            plx_list_remove(&p->wait_link);
-            plx_tcp_connect_failed(p, "it kept its own connection to us (the lower rank's wins) but that "
-                                      "connection never arrived");
-        }
+        if (now < p->wait_deadline)
+            break;
+        plx_list_remove(&p->wait_link);
+        plx_tcp_connect_failed(p, "it kept its own connection to us (the lower rank's wins) but that "
+                                  "connection never arrived");
     }
 }
 
@@ -1258,10 +1260,8 @@ static int plx_tcp_events(int timeout_ms)
         switch (c->state) {
         case PLX_TCP_C_OPEN: {
             struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
-            if ((e & EPOLLOUT) && p->wblocked) {
-                p->wblocked = 0;
-                work += plx_tcp_flush(p);
-            }
+            if ((e & EPOLLOUT) && p->wblocked)
+                work += plx_tcp_flush(p);       /* disarms EPOLLOUT once the queue is empty */
             if (c->state != PLX_TCP_C_OPEN || !(e & (EPOLLIN | EPOLLHUP | EPOLLERR)))
                 break;
             if (plx_unlikely(plx_tcp.finalizing))
@@ -1385,8 +1385,7 @@ static void plx_tcp_drain_all(void)
                 p->fin_bye = 1;
             }
             if (!p->fin_shut) {
-                if (!p->wblocked)
-                    plx_tcp_flush(p);
+                plx_tcp_flush(p);
                 if (p->state == PLX_TCP_P_OPEN && plx_list_empty(&p->sq)) {
                     shutdown(p->conn->fd, SHUT_WR);
                     p->fin_shut = 1;
@@ -1705,6 +1704,8 @@ void plx_tcp_init_early(void)
 plx_status_t plx_tcp_init(int needed)
 {
     if (!needed) {
+        if (!plx_tcp.early_ok && plx_procs.my_lpid == 0)
+            plx_debug(1, "tcp: not needed by this job; it could not have started anyway: %s", plx_tcp.early_err);
         plx_tcp_finalize();
         return PLX_OK;
     }

@@ -1,0 +1,290 @@
+/*
+ * Node-local collectives through a shared segment (see shmcoll.h).
+ *
+ * Segment: one cache line of flags per rank, then two sets of p data slots
+ * (PLEXUS_COLL_SHM_MAX bytes each). Operation k on a communicator uses set
+ * k % 2. Each rank's flags:
+ *   ready[set]  = k   its data for operation k is in its slot of that set
+ *   done        = k   it no longer reads anything of operation k
+ * A rank writes its slot of set k % 2 only once every rank's done >= k-2
+ * (nobody still reads operation k-2's data there); readers wait for the
+ * ready flags they need. Flags only grow, stores release and loads acquire.
+ *
+ *   barrier    ready = k; wait everyone's ready >= k
+ *   bcast      root copies in and sets ready; the others wait for it, copy out
+ *   (all)reduce  everyone copies its contribution in and sets ready; the
+ *              root (everyone, for allreduce) waits for all and folds the
+ *              slots in rank order, so non-commutative ops stay exact
+ *
+ * Waiting polls the flags, keeps the progress engine turning (other
+ * requests still move) and yields the CPU after PLEXUS_SPIN_COUNT polls; it
+ * never sleeps, since no doorbell announces a flag.
+ */
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "coll/coll.h"
+#include "coll/shmcoll.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/request.h"
+#include "core/runtime.h"
+#include "progress/progress.h"
+
+#define PLX_SHMC_MAXP 64            /* larger communicators use messages */
+#define PLX_SHMC_AFTER 3            /* the segment is made on this eligible call */
+#define PLX_SHMC_TAG (PLX_COLL_TAG_DEFAULT - 1)
+
+struct plx_shmc_flags {
+    uint64_t ready[2];
+    uint64_t done;
+    char pad[PLX_CACHELINE - 3 * sizeof(uint64_t)];
+};
+
+struct plx_shmc {
+    int local;                  /* every rank on this node */
+    int calls;                  /* eligible calls before the segment exists */
+    int state;                  /* 0 not made yet, 1 usable, -1 never */
+    uint64_t seq;               /* operations done through the segment */
+    size_t slot;
+    void *base;
+    size_t len;
+    struct plx_shmc_flags *flags;
+    char *data;
+};
+
+static void plx_shmc_unmap(struct plx_shmc *s)
+{
+    if (s->base)
+        munmap(s->base, s->len);
+    s->base = NULL;
+}
+
+static int plx_shmc_delete_fn(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    plx_shmc_unmap(val);
+    free(val);
+    return MPI_SUCCESS;
+}
+
+static struct plx_keyval *plx_shmc_keyval(void)
+{
+    static struct plx_keyval *kv;
+    if (!kv) {
+        /* no copy function: a duplicate makes its own segment */
+        kv = plx_keyval_new(PLX_KEYVAL_COMM, NULL, plx_shmc_delete_fn, NULL);
+        kv->freed = 1;          /* invisible to the attribute calls */
+        kv->obj.refcount++;
+    }
+    return kv;
+}
+
+static struct plx_shmc *plx_shmc_of(struct plx_comm *c)
+{
+    struct plx_keyval *kv = plx_shmc_keyval();
+    struct plx_attr *a = plx_attr_find(c->attrs, kv);
+    if (a)
+        return a->value;
+    struct plx_shmc *s = plx_calloc(1, sizeof *s);
+    s->local = c->size >= 2 && c->size <= PLX_SHMC_MAXP;
+    for (int i = 0; s->local && i < c->size; i++)
+        s->local = plx_procs.p[c->lpids[i]].node_id == plx_procs.my_node;
+    if (!s->local)
+        s->state = -1;
+    plx_attr_set(&c->attrs, c->obj.handle, kv, s);
+    return s;
+}
+
+/* Collective over c: rank 0 creates and sizes the segment, the others map
+ * it, then it is unlinked (it lives while mapped). */
+static void plx_shmc_setup(struct plx_comm *c, struct plx_shmc *s)
+{
+    static unsigned serial;
+    int p = c->size;
+    s->slot = PLX_ALIGN_UP(PLX_MAX(plx_config.coll_shm_max, (size_t)64), PLX_CACHELINE);
+    s->len = (size_t)p * sizeof(struct plx_shmc_flags) + 2 * (size_t)p * s->slot;
+    char name[128] = "";
+    int fd = -1;
+    if (c->rank == 0) {
+        snprintf(name, sizeof name, "/plx-coll-%.48s-%d-%d-%u", plx_procs.kvsname, plx_procs.my_lpid,
+                 c->context_id, serial++);
+        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd >= 0 && posix_fallocate(fd, 0, (off_t)s->len) != 0) {
+            close(fd);
+            shm_unlink(name);
+            fd = -1;
+        }
+        if (fd < 0) {
+            plx_debug(1, "collectives: no shared segment for a %d-rank communicator (%s); using messages", p,
+                      name);
+            name[0] = 0;
+        }
+    }
+    uint64_t ok = 0;
+    if (plx_coll_bcast(name, sizeof name, 0, c, PLX_SHMC_TAG) == PLX_OK && name[0]) {
+        if (c->rank != 0)
+            fd = shm_open(name, O_RDWR, 0600);
+        if (fd >= 0) {
+            void *m = mmap(NULL, s->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (m != MAP_FAILED) {
+                s->base = m;
+                ok = 1;
+            }
+            close(fd);
+        }
+    }
+    if (plx_coll_allreduce_u64(&ok, 1, PLX_COLL_BAND, c, PLX_SHMC_TAG) != PLX_OK)
+        ok = 0;
+    if (c->rank == 0 && name[0])
+        shm_unlink(name);
+    if (!ok) {
+        plx_shmc_unmap(s);
+        s->state = -1;
+        return;
+    }
+    s->flags = s->base;
+    s->data = (char *)s->base + (size_t)p * sizeof(struct plx_shmc_flags);
+    s->state = 1;
+}
+
+/* The segment of c when this call may use it. */
+static struct plx_shmc *plx_shmc_get(struct plx_comm *c)
+{
+    if (!plx_config.coll_shm || c->size < 2 || c->size > PLX_SHMC_MAXP)
+        return NULL;
+    struct plx_shmc *s = plx_shmc_of(c);
+    if (s->state == 0 && ++s->calls >= PLX_SHMC_AFTER)
+        plx_shmc_setup(c, s);
+    return s->state == 1 ? s : NULL;
+}
+
+static inline void plx_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Until *f >= want. */
+static void plx_shmc_wait(struct plx_comm *c, const uint64_t *f, uint64_t want, int peer)
+{
+    int n = 0;
+    while (__atomic_load_n(f, __ATOMIC_ACQUIRE) < want) {
+        if ((++n & 15) == 0) {
+            plx_progress_poll();
+            if (plx_unlikely(plx_progress_dump_requested)) {
+                plx_progress_dump_requested = 0;
+                plx_request_dump_pending();
+                plx_warn("  waiting in a shared-memory collective on %s for rank %d (operation %llu)",
+                         c->name[0] ? c->name : "(unnamed)", peer, (unsigned long long)want);
+            }
+        }
+        if (n > plx_config.spin_count)
+            sched_yield();
+        else
+            plx_cpu_relax();
+    }
+}
+
+static void plx_shmc_wait_all_done(struct plx_comm *c, struct plx_shmc *s, uint64_t k)
+{
+    if (k <= 2)
+        return;
+    for (int j = 0; j < c->size; j++)
+        plx_shmc_wait(c, &s->flags[j].done, k - 2, j);
+}
+
+static inline char *plx_shmc_slot(struct plx_shmc *s, int p, uint64_t k, int r)
+{
+    return s->data + ((size_t)(k % 2) * (size_t)p + (size_t)r) * s->slot;
+}
+
+/* Only the byte count decides: ranks may pass different datatypes of the
+ * same signature (a vector at the root, plain ints elsewhere), so slots hold
+ * packed bytes and each rank packs or unpacks with its own type. */
+static int plx_shmc_size_ok(const struct plx_datatype *dt, MPI_Aint count)
+{
+    size_t n = (size_t)count * (size_t)dt->size;
+    return n > 0 && n <= plx_config.coll_shm_max;
+}
+
+int plx_shmcoll_barrier(struct plx_comm *c)
+{
+    struct plx_shmc *s = plx_shmc_get(c);
+    if (!s)
+        return 0;
+    uint64_t k = ++s->seq;
+    int set = (int)(k % 2);
+    __atomic_store_n(&s->flags[c->rank].ready[set], k, __ATOMIC_RELEASE);
+    for (int j = 0; j < c->size; j++)
+        plx_shmc_wait(c, &s->flags[j].ready[set], k, j);
+    __atomic_store_n(&s->flags[c->rank].done, k, __ATOMIC_RELEASE);
+    return 1;
+}
+
+int plx_shmcoll_bcast(struct plx_comm *c, void *buf, MPI_Aint count, struct plx_datatype *dt, int root)
+{
+    if (!plx_shmc_size_ok(dt, count))
+        return 0;
+    struct plx_shmc *s = plx_shmc_get(c);
+    if (!s)
+        return 0;
+    uint64_t k = ++s->seq;
+    int set = (int)(k % 2), p = c->size;
+    size_t n = (size_t)count * (size_t)dt->size;
+    char *slot = plx_shmc_slot(s, p, k, root);
+    if (c->rank == root) {
+        plx_shmc_wait_all_done(c, s, k);
+        plx_dt_pack(buf, count, dt, slot);
+        __atomic_store_n(&s->flags[root].ready[set], k, __ATOMIC_RELEASE);
+    } else {
+        plx_shmc_wait(c, &s->flags[root].ready[set], k, root);
+        plx_dt_unpack(slot, n, buf, dt);
+    }
+    __atomic_store_n(&s->flags[c->rank].done, k, __ATOMIC_RELEASE);
+    return 1;
+}
+
+int plx_shmcoll_reduce(struct plx_comm *c, const void *sbuf, void *rbuf, MPI_Aint count, struct plx_datatype *dt,
+                       struct plx_op *op, int root)
+{
+    if (!plx_shmc_size_ok(dt, count))
+        return 0;
+    struct plx_shmc *s = plx_shmc_get(c);
+    if (!s)
+        return 0;
+    uint64_t k = ++s->seq;
+    int set = (int)(k % 2), p = c->size, r = c->rank;
+    size_t n = (size_t)count * (size_t)dt->size;
+    plx_shmc_wait_all_done(c, s, k);
+    plx_dt_pack(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, plx_shmc_slot(s, p, k, r));
+    __atomic_store_n(&s->flags[r].ready[set], k, __ATOMIC_RELEASE);
+    if (root < 0 || r == root) {
+        for (int j = 0; j < p; j++)
+            plx_shmc_wait(c, &s->flags[j].ready[set], k, j);
+        /* rbuf = s_0 op (s_1 op (... op s_{p-1})): a right fold keeps rank order */
+        plx_dt_unpack(plx_shmc_slot(s, p, k, p - 1), n, rbuf, dt);
+        if (dt->contig) {       /* packed is the user layout shifted by true_lb */
+            for (int j = p - 2; j >= 0; j--)
+                plx_op_reduce(op, plx_shmc_slot(s, p, k, j) - dt->true_lb, rbuf, count, dt);
+        } else {
+            /* a buffer laid out like the user's (as plx_sched_alloc_layout) */
+            MPI_Aint last = (count - 1) * dt->extent;
+            MPI_Aint lo = PLX_MIN(dt->true_lb, dt->lb) + PLX_MIN(0, last);
+            MPI_Aint hi = PLX_MAX(dt->true_lb + dt->true_extent, dt->lb + dt->extent) + PLX_MAX(0, last);
+            char *tmp = plx_malloc((size_t)(hi - lo));
+            char *origin = tmp - lo;
+            for (int j = p - 2; j >= 0; j--) {
+                plx_dt_unpack(plx_shmc_slot(s, p, k, j), n, origin, dt);
+                plx_op_reduce(op, origin, rbuf, count, dt);
+            }
+            free(tmp);
+        }
+    }
+    __atomic_store_n(&s->flags[r].done, k, __ATOMIC_RELEASE);
+    return 1;
+}
