@@ -1,19 +1,23 @@
 # Helpers to register tests.
 #
 # plx_add_mpi_test(NAME <name> SOURCES <files...> NP <n...> [ARGS <args...>]
-#                  [TIMEOUT <seconds>] [ENV <VAR=VALUE...>] [LABELS <labels...>])
+#                  [TIMEOUT <seconds>] [ENV <VAR=VALUE...>] [LABELS <labels...>] [HYDRA])
 #   Builds an MPI program against libmpi and registers one CTest test per
 #   process count: mpi.<name>.np<N>, run by our own mpiexec with --timeout, so
 #   a hang ends the job and prints what every rank was waiting for.
-#   The program must exit 0 only when every check passed.
+#   The program must exit 0 only when every check passed. With HYDRA, each
+#   count also runs under MPICH's mpiexec.hydra (hydra.<name>.np<N>).
 #
 # plx_add_unit_test(NAME <name> SOURCES <files...>)
 #   A plain C test of internal components, linked with the static library.
 
 set(PLX_MPIEXEC ${CMAKE_BINARY_DIR}/bin/mpiexec)
+# MPICH's Hydra, when installed (scripts/install-deps.sh installs it): tests
+# registered with HYDRA also run under it.
+find_program(PLX_HYDRA mpiexec.hydra)
 
 function(plx_add_mpi_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;NP;ARGS;ENV;LABELS" ${ARGN})
+  cmake_parse_arguments(T "HYDRA" "NAME;TIMEOUT" "SOURCES;NP;ARGS;ENV;LABELS" ${ARGN})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 120)
   endif()
@@ -30,6 +34,13 @@ function(plx_add_mpi_test)
     set(tname mpi.${T_NAME}.np${np})
     add_test(NAME ${tname}
              COMMAND ${PLX_MPIEXEC} --timeout ${T_TIMEOUT} -n ${np} $<TARGET_FILE:${exe}> ${T_ARGS})
+    if(T_HYDRA AND PLX_HYDRA)
+      # the same binary under MPICH's launcher (PMI-1 from Hydra)
+      add_test(NAME hydra.${T_NAME}.np${np}
+               COMMAND timeout -k 5 ${T_TIMEOUT} ${PLX_HYDRA} -n ${np} $<TARGET_FILE:${exe}> ${T_ARGS})
+      set_tests_properties(hydra.${T_NAME}.np${np} PROPERTIES TIMEOUT ${ctest_timeout}
+                           LABELS "mpi;hydra;${T_LABELS}" ENVIRONMENT "${T_ENV}")
+    endif()
     set_tests_properties(${tname} PROPERTIES TIMEOUT ${ctest_timeout} LABELS "mpi;${T_LABELS}"
                          ENVIRONMENT "${T_ENV}")
   endforeach()

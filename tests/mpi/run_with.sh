@@ -41,6 +41,7 @@ while read -r line; do
     for tok in $line; do
         case $tok in
             NAME | SOURCES | NP | TIMEOUT | ARGS | ENV | LABELS) key=$tok; continue ;;
+            HYDRA) key=""; continue ;;   # a flag: no values follow
         esac
         case $key in
             NAME) name=$tok ;;
