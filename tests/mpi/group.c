@@ -141,7 +141,7 @@ static void test_basic(void)
 
 static void test_incl_excl(void)
 {
-    int *list = plx_malloc(sizeof(int) * (size_t)size), *exp = plx_malloc(sizeof(int) * (size_t)size);
+    int *list = plx_malloc(sizeof(int) * (size_t)(size + 2)), *exp = plx_malloc(sizeof(int) * (size_t)size);
     MPI_Group g, h;
     int n;
 

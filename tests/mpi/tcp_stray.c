@@ -2,9 +2,9 @@
  * tcp_stray.c - strangers at a rank's TCP port are refused; the job goes on.
  *
  * Run with PLEXUS_TRANSPORTS=tcp and a short PLEXUS_TCP_CONNECT_TIMEOUT (the
- * CTest registration sets both). Rank 1 finds its own listening TCP port(s)
- * in /proc/net/tcp{,6} (the sockets among its open descriptors) and tells
- * rank 0, then waits in MPI_Recv so that its progress engine serves the
+ * CTest registration sets both). Rank 1 finds the listening TCP socket that
+ * MPI_Init opened (in /proc/net/tcp{,6}: among its descriptors, listening,
+ * and not there before MPI_Init) and tells rank 0, then waits in MPI_Recv so that its progress engine serves the
  * listener. Rank 0, as a plain socket client, tries on each port:
  *   1. garbage (an HTTP request and random bytes);
  *   2. a well-formed handshake (tcp_wire.h) that claims to be rank 0 but
@@ -223,6 +223,8 @@ static void traffic(int round)
 
 int main(int argc, char **argv)
 {
+    /* listening sockets inherited from the launcher (Hydra leaks one) are not ours */
+    int before[MAX_PORTS], nbefore = my_listen_ports(before, MAX_PORTS);
     plx_test_init(&argc, &argv, "tcp_stray");
     rank = plx_test_state()->rank;
     size = plx_test_state()->size;
@@ -241,8 +243,15 @@ int main(int argc, char **argv)
     if (ours) {
         int ports[MAX_PORTS], n = 0;
         if (rank == 1) {
-            n = my_listen_ports(ports, MAX_PORTS);
-            PLX_CHECK(n >= 1, "rank 1 has a listening TCP socket (found %d)", n);
+            int all[MAX_PORTS], nall = my_listen_ports(all, MAX_PORTS);
+            for (int i = 0; i < nall; i++) {
+                int old = 0;
+                for (int k = 0; k < nbefore; k++)
+                    old |= all[i] == before[k];
+                if (!old)
+                    ports[n++] = all[i];
+            }
+            PLX_CHECK(n == 1, "rank 1 has one listening TCP socket of its own (found %d)", n);
             PLX_CHECK_MPI(MPI_Send(&n, 1, MPI_INT, 0, 1, MPI_COMM_WORLD));
             PLX_CHECK_MPI(MPI_Send(ports, n, MPI_INT, 0, 1, MPI_COMM_WORLD));
             int done = 0;       /* progress serves the listener meanwhile */

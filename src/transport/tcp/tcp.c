@@ -799,9 +799,14 @@ static void plx_tcp_on_hello(struct plx_tcp_conn *c)
     plx_tcp_peer_open(p, c);
 }
 
+/* Accepts what the backlog holds, but keeps at most PLX_TCP_MAX_HANDSHAKES
+ * connections in their handshake: beyond that the rest wait in the kernel's
+ * backlog (the listener stays readable) instead of being turned away, so a
+ * burst of peers, or strangers holding slots until their timeout, only
+ * delays connections. */
 static void plx_tcp_accept_all(void)
 {
-    for (;;) {
+    while (plx_tcp.naccepting < PLX_TCP_MAX_HANDSHAKES) {
         struct sockaddr_storage ss;
         socklen_t len = sizeof ss;
         int fd = accept4(plx_tcp.lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -811,13 +816,6 @@ static void plx_tcp_accept_all(void)
             if (errno == EMFILE || errno == ENFILE)
                 plx_warn("tcp: cannot accept a connection: %s (raise ulimit -n)", strerror(errno));
             return;
-        }
-        if (plx_tcp.naccepting >= PLX_TCP_MAX_HANDSHAKES) {
-            char a[80];
-            plx_tcp_sockaddr_str(&ss, a, sizeof a);
-            plx_debug(1, "tcp: refused a connection from %s: too many connections in their handshake", a);
-            close(fd);
-            continue;
         }
         struct plx_tcp_conn *c = plx_tcp_conn_new(fd, PLX_TCP_C_ACCEPTED, -1);
         c->addr = ss;
