@@ -564,25 +564,39 @@ static int plx_api_pack_dt(int count, MPI_Datatype h, struct plx_datatype **dt_p
     return rc;
 }
 
-int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
-              MPI_Comm comm)
+/* The checks MPI_Pack and MPI_Unpack share: comm, count and type, position,
+ * and that count elements fit between *position and the end of the packed
+ * buffer of bufsize bytes. Sets *bytes_p. */
+static int plx_api_pack_args(MPI_Comm comm, int count, MPI_Datatype datatype, int bufsize, const int *position,
+                             const void *inbuf, const void *outbuf, const char *fn, struct plx_datatype **dt_p,
+                             size_t *bytes_p)
 {
-    static const char fn[] = "MPI_Pack";
-    struct plx_datatype *dt = NULL;
     struct plx_comm *c = NULL;
     int rc = plx_api_comm(comm, &c, fn);
     if (rc == MPI_SUCCESS)
-        rc = plx_api_pack_dt(incount, datatype, &dt, fn);
+        rc = plx_api_pack_dt(count, datatype, dt_p, fn);
     if (rc)
         return rc;
     if (!position)
         return plx_api_null_arg(c, fn, "position");
-    size_t bytes = (size_t)incount * (size_t)dt->size;
-    if (*position < 0 || (size_t)*position + bytes > (size_t)(outsize < 0 ? 0 : outsize))
-        return plx_api_err(c, fn, MPI_ERR_TRUNCATE, "%zu bytes at position %d do not fit the %d-byte buffer", bytes,
-                           *position, outsize);
+    size_t bytes = (size_t)count * (size_t)(*dt_p)->size;
+    if (*position < 0 || (size_t)*position + bytes > (size_t)(bufsize < 0 ? 0 : bufsize))
+        return plx_api_err(c, fn, MPI_ERR_TRUNCATE, "%zu bytes at position %d do not fit the %d-byte packed buffer",
+                           bytes, *position, bufsize);
     if (bytes && (!inbuf || !outbuf))
         return plx_api_null_arg(c, fn, !inbuf ? "inbuf" : "outbuf");
+    *bytes_p = bytes;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
+              MPI_Comm comm)
+{
+    struct plx_datatype *dt = NULL;
+    size_t bytes = 0;
+    int rc = plx_api_pack_args(comm, incount, datatype, outsize, position, inbuf, outbuf, "MPI_Pack", &dt, &bytes);
+    if (rc)
+        return rc;
     plx_dt_pack(inbuf, incount, dt, (char *)outbuf + *position);
     *position += (int)bytes;
     return MPI_SUCCESS;
@@ -591,22 +605,11 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
                 MPI_Comm comm)
 {
-    static const char fn[] = "MPI_Unpack";
     struct plx_datatype *dt = NULL;
-    struct plx_comm *c = NULL;
-    int rc = plx_api_comm(comm, &c, fn);
-    if (rc == MPI_SUCCESS)
-        rc = plx_api_pack_dt(outcount, datatype, &dt, fn);
+    size_t bytes = 0;
+    int rc = plx_api_pack_args(comm, outcount, datatype, insize, position, inbuf, outbuf, "MPI_Unpack", &dt, &bytes);
     if (rc)
         return rc;
-    if (!position)
-        return plx_api_null_arg(c, fn, "position");
-    size_t bytes = (size_t)outcount * (size_t)dt->size;
-    if (*position < 0 || (size_t)*position + bytes > (size_t)(insize < 0 ? 0 : insize))
-        return plx_api_err(c, fn, MPI_ERR_TRUNCATE, "%zu bytes at position %d go past the %d-byte input", bytes,
-                           *position, insize);
-    if (bytes && (!inbuf || !outbuf))
-        return plx_api_null_arg(c, fn, !inbuf ? "inbuf" : "outbuf");
     plx_dt_unpack_range((const char *)inbuf + *position, bytes, outbuf, outcount, dt, 0);
     *position += (int)bytes;
     return MPI_SUCCESS;
