@@ -32,6 +32,8 @@ const struct plx_setting plx_settings[] = {
             "Fragment size of the pipelined copy used when cross-memory attach is not allowed"),
     PLX_SET("PLEXUS_SHM_CMA", PLX_SET_BOOL, "1", shm_cma,
             "Use cross-memory attach (process_vm_readv) for large shared-memory messages"),
+    PLX_SET("PLEXUS_SHM_COOP_MIN", PLX_SET_SIZE, "128K", shm_coop_min,
+            "Smallest cross-memory-attach message that sender and receiver copy together (0: never)"),
     PLX_SET("PLEXUS_SPIN_COUNT", PLX_SET_INT, "2000", spin_count,
             "Polls of the progress engine before a blocked wait starts yielding the CPU"),
     PLX_SET("PLEXUS_YIELD_COUNT", PLX_SET_INT, "50", yield_count,

@@ -35,6 +35,9 @@ struct plx_peer {
     size_t owed;                /* eager bytes of theirs we consumed, not yet returned */
     struct plx_list sendq;
     struct plx_list busy_link;  /* on plx_p2p.busy while sendq is not empty */
+    /* PLEXUS_STATS: matched messages each way */
+    uint64_t st_sent, st_sent_bytes, st_sent_rndv;
+    uint64_t st_recv, st_recv_bytes;
 };
 
 static struct {
@@ -53,8 +56,25 @@ plx_status_t plx_pt2pt_init(void)
     return PLX_OK;
 }
 
+/* PLEXUS_STATS=1: one line per peer this rank exchanged messages with. */
+static void plx_pt2pt_print_stats(void)
+{
+    for (int i = 0; i < plx_p2p.npeers; i++) {
+        struct plx_peer *p = plx_p2p.peers[i];
+        if (!p || (!p->st_sent && !p->st_recv))
+            continue;
+        plx_warn("stats: rank %d via %s: sent %llu messages, %llu bytes (%llu by rendezvous); "
+                 "received %llu messages, %llu bytes",
+                 i, p->tp ? p->tp->name : "none", (unsigned long long)p->st_sent,
+                 (unsigned long long)p->st_sent_bytes, (unsigned long long)p->st_sent_rndv,
+                 (unsigned long long)p->st_recv, (unsigned long long)p->st_recv_bytes);
+    }
+}
+
 void plx_pt2pt_finalize(void)
 {
+    if (plx_config.stats)
+        plx_pt2pt_print_stats();
     for (int i = 0; i < plx_p2p.npeers; i++)
         free(plx_p2p.peers[i]);
     free(plx_p2p.peers);
@@ -145,6 +165,8 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
             return st;
         p->credits -= cost;
         p->send_seq++;
+        p->st_sent++;
+        p->st_sent_bytes += r->bytes;
         if (r->mode != PLX_MODE_SYNC)
             plx_send_done(r);
         return PLX_OK;
@@ -156,8 +178,12 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
     h.len = sizeof rts;
     struct iovec iov = { &rts, sizeof rts };
     st = p->tp->send(p->lpid, &h, &iov, 1);
-    if (st == PLX_OK)
+    if (st == PLX_OK) {
         p->send_seq++;
+        p->st_sent++;
+        p->st_sent_bytes += r->bytes;
+        p->st_sent_rndv++;
+    }
     return st;
 }
 
@@ -339,6 +365,8 @@ plx_status_t plx_pt2pt_send_inline(struct plx_comm *c, int ctx, const void *data
         return PLX_BUSY;
     p->credits -= cost;
     p->send_seq++;
+    p->st_sent++;
+    p->st_sent_bytes += bytes;
     return PLX_OK;
 }
 
@@ -412,18 +440,26 @@ static void plx_deliver_rts(struct plx_request *r, int lpid, int src, int tag, s
     struct plx_peer *p = plx_peer_get(lpid);
     plx_status_t st = PLX_ERR_UNSUPPORTED;
     if (p->tp->read_remote)
-        st = p->tp->read_remote(lpid, r->data, addr, n);
-    if (st == PLX_OK || st != PLX_ERR_UNSUPPORTED) {
-        if (st != PLX_OK)
-            plx_recv_set_error(r, MPI_ERR_OTHER, "reading the sender's buffer failed");
-        plx_send_ctl(lpid, PLX_PKT_FIN, 0, 0, sreq, NULL, 0);
-        plx_recv_finish(r);
+        st = p->tp->read_remote(lpid, r->data, addr, n, r);
+    if (st == PLX_IN_PROGRESS)
+        return;                 /* plx_pt2pt_read_done() follows */
+    if (st != PLX_ERR_UNSUPPORTED) {
+        plx_pt2pt_read_done(r, st);
         return;
     }
     uint64_t me = (uint64_t)(uintptr_t)r;
     plx_send_ctl(lpid, PLX_PKT_CTS, 0, 0, sreq, &me, sizeof me);
     if (size == 0)
         plx_recv_finish(r);
+}
+
+void plx_pt2pt_read_done(void *cookie, plx_status_t st)
+{
+    struct plx_request *r = cookie;
+    if (st != PLX_OK)
+        plx_recv_set_error(r, MPI_ERR_OTHER, "reading the sender's buffer failed");
+    plx_send_ctl(r->peer_lpid, PLX_PKT_FIN, 0, 0, r->rndv_cookie, NULL, 0);
+    plx_recv_finish(r);
 }
 
 static void plx_deliver_unexp(struct plx_request *r, struct plx_unexp *u)
@@ -547,6 +583,8 @@ static void plx_recv_matchable(int lpid, const struct plx_hdr *h, const void *pa
     if (plx_unlikely(h->seq != p->recv_seq))
         plx_fatal("packet from rank %d out of order (sequence %u, expected %u)", lpid, h->seq, p->recv_seq);
     p->recv_seq++;
+    p->st_recv++;
+    p->st_recv_bytes += h->type == PLX_PKT_EAGER ? h->len : ((const struct plx_rts *)payload)->size;
     struct plx_match_q *q = plx_match_q(h->ctx);
     struct plx_request *r = plx_match_posted_take(q, h->src, h->tag);
     if (h->type == PLX_PKT_EAGER) {

@@ -68,6 +68,9 @@ void plx_pt2pt_data_placed(const struct plx_hdr *h);
 /* A transport has finished with the user memory of a send_zcopy. */
 void plx_pt2pt_zcopy_done(void *cookie);
 
+/* A read_remote that returned PLX_IN_PROGRESS has finished. */
+void plx_pt2pt_read_done(void *cookie, plx_status_t st);
+
 /* Emits queued packets where transports have room; returns work done. */
 int plx_pt2pt_flush(void);
 

@@ -69,9 +69,11 @@ struct plx_transport_ops {
     /* Largest hdr+payload one send accepts. */
     size_t (*max_packet)(void);
     /* Read len bytes at remote_addr of lpid's memory into local (a direct,
-     * single-copy read); NULL when the transport cannot. PLX_ERR_UNSUPPORTED
-     * when the OS forbids it for this peer. */
-    plx_status_t (*read_remote)(int lpid, void *local, uint64_t remote_addr, size_t len);
+     * single-copy read); NULL when the transport cannot. PLX_OK: done;
+     * PLX_IN_PROGRESS: the transport finishes it (the peer may help copy)
+     * and then calls plx_pt2pt_read_done(cookie, status) from poll;
+     * PLX_ERR_UNSUPPORTED when the OS forbids it for this peer. */
+    plx_status_t (*read_remote)(int lpid, void *local, uint64_t remote_addr, size_t len, void *cookie);
     /* Deliver incoming packets; returns how many. */
     int (*poll)(void);
     /* Prepare to sleep: returns an fd that becomes readable when a peer has
