@@ -30,14 +30,20 @@ int plx_api_request_done(struct plx_request *r, MPI_Status *st, int raise)
 {
     plx_request_status(r, st);
     int err = r->st_error;
+    if (plx_likely(err == MPI_SUCCESS || !raise)) {
+        if (r->persistent)
+            r->active = 0;
+        else
+            plx_request_free(r);
+        return err;
+    }
     struct plx_comm *c = r->comm;
-    c->obj.refcount++;          /* the error handler may still need it */
+    c->obj.refcount++;          /* the error handler still needs it */
     if (r->persistent)
         r->active = 0;
     else
         plx_request_free(r);
-    if (err != MPI_SUCCESS && raise)
-        err = plx_api_err_code(c, err);
+    err = plx_api_err_code(c, err);
     plx_comm_release(c);
     return err;
 }
@@ -264,19 +270,25 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     return rc;
 }
 
+/* Requests complete roughly in order: resume the scan at the first one
+ * not yet seen complete (p->done), so a wait costs O(n) in all, not per poll. */
 static int plx_all_done(void *a)
 {
     struct plx_any_arg *p = a;
-    for (int i = 0; i < p->n; i++)
-        if (p->rs[i] && p->rs[i]->cc)
+    int i = p->done < 0 ? 0 : p->done;
+    for (; i < p->n; i++)
+        if (p->rs[i] && p->rs[i]->cc) {
+            p->done = i;
             return 0;
+        }
+    p->done = i;
     return 1;
 }
 
 static int plx_api_all(int n, MPI_Request reqs[], MPI_Status *statuses, int blocking, int *flag, const char *fn)
 {
-    struct plx_request *stack[16];
-    struct plx_request **rs = n <= 16 ? stack : plx_malloc((size_t)n * sizeof *rs);
+    struct plx_request *stack[128];
+    struct plx_request **rs = n <= 128 ? stack : plx_malloc((size_t)n * sizeof *rs);
     int rc = plx_api_reqs(n, reqs, rs, fn);
     if (rc)
         goto out;

@@ -4,12 +4,6 @@
 #include "core/handle.h"
 #include "core/plexus.h"
 
-static inline uint32_t plx_builtin_hash(int handle)
-{
-    uint32_t h = (uint32_t)handle * 2654435761u;
-    return (h >> 24) % PLX_OBJTAB_BUILTINS;
-}
-
 void *plx_obj_alloc(struct plx_objtab *t)
 {
     struct plx_obj *o = t->free_list;
@@ -61,7 +55,7 @@ void plx_obj_free(struct plx_objtab *t, void *obj)
 void plx_obj_register_builtin(struct plx_objtab *t, int handle, void *obj)
 {
     struct plx_obj *o = obj;
-    uint32_t idx = plx_builtin_hash(handle);
+    uint32_t idx = plx_builtin_slot(handle);
     while (t->builtins[idx] && t->builtins[idx]->handle != handle)
         idx = (idx + 1) % PLX_OBJTAB_BUILTINS;
     o->handle = handle;
@@ -71,27 +65,17 @@ void plx_obj_register_builtin(struct plx_objtab *t, int handle, void *obj)
     t->builtins[idx] = o;
 }
 
-void *plx_obj_lookup(const struct plx_objtab *t, int handle)
+/* The rest of the probe sequence of a predefined handle. */
+void *plx_obj_lookup_builtin(const struct plx_objtab *t, int handle)
 {
     uint32_t kind = PLX_HANDLE_KIND(handle);
-    if (PLX_HANDLE_TYPE(handle) != (uint32_t)t->type)
+    if (kind != PLX_HANDLE_KIND_BUILTIN && kind != PLX_HANDLE_KIND_DIRECT)
         return NULL;
-    uint32_t idx = PLX_HANDLE_INDEX(handle);
+    uint32_t i = plx_builtin_slot(handle);
     struct plx_obj *o;
-    if (kind == PLX_HANDLE_KIND_ALLOC) {
-        if (idx >= t->next_index)
-            return NULL;
-        o = (struct plx_obj *)(t->blocks[idx / PLX_OBJTAB_BLOCK] + (size_t)(idx % PLX_OBJTAB_BLOCK) * t->objsize);
-    } else if (kind == PLX_HANDLE_KIND_BUILTIN || kind == PLX_HANDLE_KIND_DIRECT) {
-        uint32_t i = plx_builtin_hash(handle);
-        while ((o = t->builtins[i]) && o->handle != handle)
-            i = (i + 1) % PLX_OBJTAB_BUILTINS;
-        if (!o)
-            return NULL;
-    } else {
-        return NULL;
-    }
-    return o->live ? o : NULL;
+    while ((o = t->builtins[i]) && o->handle != handle)
+        i = (i + 1) % PLX_OBJTAB_BUILTINS;
+    return o && o->live ? o : NULL;
 }
 
 void plx_obj_foreach(struct plx_objtab *t, void (*fn)(void *obj, void *arg), void *arg)

@@ -71,8 +71,35 @@ void *plx_obj_alloc(struct plx_objtab *t);
 /* Return an object's slot; its handle becomes invalid. */
 void plx_obj_free(struct plx_objtab *t, void *obj);
 void plx_obj_register_builtin(struct plx_objtab *t, int handle, void *obj);
-/* NULL for a null, freed, foreign or garbage handle. */
-void *plx_obj_lookup(const struct plx_objtab *t, int handle);
+/* Predefined handles probe from their low byte (MPICH numbers each kind's
+ * predefined objects densely there), so the first probe nearly always hits. */
+static inline uint32_t plx_builtin_slot(int handle)
+{
+    return (uint32_t)handle & (PLX_OBJTAB_BUILTINS - 1);
+}
+
+void *plx_obj_lookup_builtin(const struct plx_objtab *t, int handle);
+
+/* NULL for a null, freed, foreign or garbage handle. Inline: every MPI call
+ * decodes a few handles. */
+static inline void *plx_obj_lookup(const struct plx_objtab *t, int handle)
+{
+    uint32_t kind = PLX_HANDLE_KIND(handle);
+    if (PLX_HANDLE_TYPE(handle) != (uint32_t)t->type)
+        return NULL;
+    struct plx_obj *o;
+    if (kind == PLX_HANDLE_KIND_ALLOC) {
+        uint32_t idx = PLX_HANDLE_INDEX(handle);
+        if (idx >= t->next_index)
+            return NULL;
+        o = (struct plx_obj *)(t->blocks[idx / PLX_OBJTAB_BLOCK] + (size_t)(idx % PLX_OBJTAB_BLOCK) * t->objsize);
+    } else {
+        o = t->builtins[plx_builtin_slot(handle)];
+        if (!o || o->handle != handle)
+            return plx_obj_lookup_builtin(t, handle);
+    }
+    return o->live ? o : NULL;
+}
 /* Calls fn on each live allocated (non-builtin) object. */
 void plx_obj_foreach(struct plx_objtab *t, void (*fn)(void *obj, void *arg), void *arg);
 /* Frees the tables' memory at finalize. */

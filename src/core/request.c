@@ -37,8 +37,10 @@ void bsend_release_block(void *block);   /* api/bsend.c */
 
 void plx_request_complete(struct plx_request *r)
 {
-    free(r->tmp);
-    r->tmp = NULL;
+    if (r->tmp) {
+        free(r->tmp);
+        r->tmp = NULL;
+    }
     if (r->bsend_block) {
         bsend_release_block(r->bsend_block);
         r->bsend_block = NULL;
@@ -52,7 +54,8 @@ void plx_request_free(struct plx_request *r)
     if (r->comm)
         plx_comm_release(r->comm);
     plx_dt_release(r->dt);      /* whoever set r->dt took a reference */
-    free(r->tmp);
+    if (r->tmp)
+        free(r->tmp);
     plx_obj_free(&plx_request_tab, r);
 }
 

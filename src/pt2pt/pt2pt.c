@@ -81,12 +81,9 @@ void plx_pt2pt_finalize(void)
     plx_p2p.peers = NULL;
 }
 
-static struct plx_peer *plx_peer_get(int lpid)
+static __attribute__((noinline)) struct plx_peer *plx_peer_create(int lpid)
 {
-    struct plx_peer *p = plx_p2p.peers[lpid];
-    if (plx_likely(p))
-        return p;
-    p = plx_calloc(1, sizeof *p);
+    struct plx_peer *p = plx_calloc(1, sizeof *p);
     p->lpid = lpid;
     plx_list_init(&p->sendq);
     plx_list_init(&p->busy_link);
@@ -102,6 +99,12 @@ static struct plx_peer *plx_peer_get(int lpid)
     p->credits = p->credit_limit;
     plx_p2p.peers[lpid] = p;
     return p;
+}
+
+static inline struct plx_peer *plx_peer_get(int lpid)
+{
+    struct plx_peer *p = plx_p2p.peers[lpid];
+    return plx_likely(p) ? p : plx_peer_create(lpid);
 }
 
 static void plx_peer_enqueue(struct plx_peer *p, struct plx_sendq_item *it)
