@@ -11,7 +11,7 @@
  * --count=N sets the messages per rank. The default, min(20000, 80000/np^2),
  * is 20,000 up to 2 ranks and less beyond, because MPICH 4.0 with 8 ranks on 2
  * cores needs over 10 minutes for 8 x 20,000 (linear unexpected queue, busy
- * polling). CMake passes --count=20000 for Plexus up to 4 ranks, 5000 at 8.
+ * polling). CMake passes --count=20000 for Plexus at every size.
  */
 #include "plx_test.h"
 
