@@ -21,7 +21,7 @@ enum plx_sendq_kind { PLX_SQ_MSG = 1, PLX_SQ_STREAM, PLX_SQ_CTL };
 struct plx_ctl {
     struct plx_sendq_item sq;
     struct plx_hdr hdr;
-    uint64_t payload[2];
+    uint64_t payload[3];
 };
 
 struct plx_peer {
@@ -135,6 +135,42 @@ static int plx_send_iov_ok(struct plx_peer *p, struct plx_request *r)
            plx_dt_iov(r->buf, r->count, r->dt, 0, r->bytes, iov, PLX_SEND_IOV_MAX, &got) > 0 && got == r->bytes;
 }
 
+/* Non-contiguous data with large blocks moves without packing where the
+ * transport copies scattered memory (copy_remote: process_vm_readv/writev
+ * with an iovec per block): the receiver reads into its blocks, and a
+ * sender's blocks are written into the receiver's buffer (RTS and CTS with
+ * PLX_PKT_F_PUSH, then PUT_DONE). Small blocks are packed: an iovec entry
+ * costs the kernel more than copying a few hundred bytes. */
+#define PLX_IOV_BATCH 256
+#define PLX_IOV_MIN_BLOCK 512
+
+static int plx_dt_blocks_large(const struct plx_datatype *dt)
+{
+    MPI_Aint nblocks = 0;
+    for (int i = 0; i < dt->nruns; i++)
+        nblocks += dt->runs[i].cnt;
+    return nblocks > 0 && dt->size / nblocks >= PLX_IOV_MIN_BLOCK;
+}
+
+/* Copies packed bytes [0, n) of (buf, count, dt) from or to remote. */
+static plx_status_t plx_copy_dt_remote(struct plx_peer *p, int write, void *buf, MPI_Aint count,
+                                       const struct plx_datatype *dt, uint64_t remote, size_t n)
+{
+    struct iovec iov[PLX_IOV_BATCH];
+    size_t off = 0;
+    while (off < n) {
+        size_t got = 0;
+        int niov = plx_dt_iov(buf, count, dt, off, n - off, iov, PLX_IOV_BATCH, &got);
+        if (niov <= 0 || got == 0)
+            return PLX_ERR_INTERN;
+        plx_status_t st = p->tp->copy_remote(p->lpid, write, iov, niov, remote + off, got);
+        if (st != PLX_OK)
+            return off && st == PLX_ERR_UNSUPPORTED ? PLX_ERR_IO : st;
+        off += got;
+    }
+    return PLX_OK;
+}
+
 static void plx_send_pack(struct plx_request *r)
 {
     r->tmp = plx_malloc(r->bytes);
@@ -174,10 +210,11 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
             plx_send_done(r);
         return PLX_OK;
     }
-    if (!r->data)
+    if (!r->data && !r->push)
         plx_send_pack(r);       /* no credit for the eager iovec: rendezvous needs it packed */
     struct plx_rts rts = { .size = r->bytes, .addr = (uint64_t)(uintptr_t)r->data };
     h.type = PLX_PKT_RTS;
+    h.flags = r->push ? PLX_PKT_F_PUSH : 0;
     h.len = sizeof rts;
     struct iovec iov = { &rts, sizeof rts };
     st = p->tp->send(p->lpid, &h, &iov, 1);
@@ -334,9 +371,12 @@ plx_status_t plx_pt2pt_send_start(struct plx_request *r)
         return plx_no_route(r->peer_lpid);
     }
     r->bytes = (size_t)r->count * (size_t)r->dt->size;
+    r->push = 0;
     if (r->data == NULL) {      /* Bsend sets data to its own copy */
         if (r->dt->contig) {
             r->data = (char *)r->buf + r->dt->true_lb;
+        } else if (r->bytes > p->eager_max && p->tp->copy_remote && plx_dt_blocks_large(r->dt)) {
+            r->push = 1;        /* written into the receiver at CTS */
         } else if (!plx_send_iov_ok(p, r)) {
             plx_send_pack(r);
         }                       /* else: an eager iovec straight from the user's buffer */
@@ -426,8 +466,8 @@ static void plx_deliver_eager(struct plx_request *r, int lpid, int src, int tag,
     plx_recv_finish(r);
 }
 
-static void plx_deliver_rts(struct plx_request *r, int lpid, int src, int tag, size_t size, uint64_t sreq,
-                            uint64_t addr)
+static void plx_deliver_rts(struct plx_request *r, int lpid, int src, int tag, int flags, size_t size,
+                            uint64_t sreq, uint64_t addr)
 {
     r->st_source = src;
     r->st_tag = tag;
@@ -439,9 +479,24 @@ static void plx_deliver_rts(struct plx_request *r, int lpid, int src, int tag, s
     r->rndv_size = size;
     r->rndv_cookie = sreq;
     r->rndv_done = 0;
-    r->data = plx_recv_dst(r, n);
     struct plx_peer *p = plx_peer_get(lpid);
-    plx_status_t st = PLX_ERR_UNSUPPORTED;
+    plx_status_t st;
+    if (flags & PLX_PKT_F_PUSH) {
+        /* the sender writes (or, if it cannot, streams) into r->data */
+        r->data = plx_recv_dst(r, n);
+        uint64_t cts[3] = { (uint64_t)(uintptr_t)r, (uint64_t)(uintptr_t)r->data, n };
+        plx_send_ctl(lpid, PLX_PKT_CTS, PLX_PKT_F_PUSH, 0, sreq, cts, sizeof cts);
+        return;
+    }
+    if (!r->dt->contig && n && p->tp->copy_remote && plx_dt_blocks_large(r->dt)) {
+        st = plx_copy_dt_remote(p, 0, r->buf, r->count, r->dt, addr, n);
+        if (st != PLX_ERR_UNSUPPORTED) {
+            plx_pt2pt_read_done(r, st);
+            return;
+        }
+    }
+    r->data = plx_recv_dst(r, n);
+    st = PLX_ERR_UNSUPPORTED;
     if (p->tp->read_remote)
         st = p->tp->read_remote(lpid, r->data, addr, n, r);
     if (st == PLX_IN_PROGRESS)
@@ -470,7 +525,7 @@ static void plx_deliver_unexp(struct plx_request *r, struct plx_unexp *u)
     if (u->type == PLX_PKT_EAGER)
         plx_deliver_eager(r, u->lpid, u->src, u->tag, u->flags, u->size, u->sreq, u->data);
     else
-        plx_deliver_rts(r, u->lpid, u->src, u->tag, u->size, u->sreq, u->addr);
+        plx_deliver_rts(r, u->lpid, u->src, u->tag, u->flags, u->size, u->sreq, u->addr);
     free(u->data);
     free(u);
 }
@@ -598,7 +653,7 @@ static void plx_recv_matchable(int lpid, const struct plx_hdr *h, const void *pa
     } else {
         const struct plx_rts *rts = payload;
         if (r) {
-            plx_deliver_rts(r, lpid, h->src, h->tag, rts->size, h->sreq, rts->addr);
+            plx_deliver_rts(r, lpid, h->src, h->tag, h->flags, rts->size, h->sreq, rts->addr);
             return;
         }
     }
@@ -669,8 +724,18 @@ void plx_pt2pt_dispatch(int lpid, const struct plx_hdr *h, const void *payload)
         r = (struct plx_request *)(uintptr_t)h->sreq;
         memcpy(&r->rndv_cookie, payload, sizeof r->rndv_cookie);
         r->rndv_done = 0;
-        r->sq.kind = PLX_SQ_STREAM;
         struct plx_peer *p = plx_peer_get(lpid);
+        if (h->flags & PLX_PKT_F_PUSH) {
+            uint64_t cts[3];
+            memcpy(cts, payload, sizeof cts);
+            if (plx_copy_dt_remote(p, 1, r->buf, r->count, r->dt, cts[1], cts[2]) == PLX_OK) {
+                plx_send_ctl(lpid, PLX_PKT_PUT_DONE, 0, 0, r->rndv_cookie, NULL, 0);
+                plx_send_done(r);
+                break;
+            }
+            plx_send_pack(r);   /* cannot write there: stream it instead */
+        }
+        r->sq.kind = PLX_SQ_STREAM;
         if (!plx_list_empty(&p->sendq) || plx_emit_stream(p, r) != PLX_OK)
             plx_peer_enqueue(p, &r->sq);
         else
@@ -687,6 +752,9 @@ void plx_pt2pt_dispatch(int lpid, const struct plx_hdr *h, const void *payload)
         plx_pt2pt_data_placed(h);
         break;
     }
+    case PLX_PKT_PUT_DONE:
+        plx_recv_finish((struct plx_request *)(uintptr_t)h->sreq);
+        break;
     case PLX_PKT_CANCEL_REQ:
         plx_recv_cancel_req(lpid, h, payload);
         break;

@@ -34,11 +34,13 @@ enum plx_pkt_type {
     PLX_PKT_CANCEL_REQ,         /* sender asks to withdraw an unmatched send */
     PLX_PKT_CANCEL_ANS,         /* flags PLX_PKT_F_CANCELLED when it was withdrawn */
     PLX_PKT_CREDIT,             /* len = eager bytes consumed since the last credit */
+    PLX_PKT_PUT_DONE,           /* sender has written the whole message into the receiver (CTS with PUSH) */
     PLX_PKT_TYPE_MAX,
 };
 
 #define PLX_PKT_F_SYNC      0x1
 #define PLX_PKT_F_CANCELLED 0x2
+#define PLX_PKT_F_PUSH      0x4 /* RTS/CTS: the sender writes into the receiver's buffer */
 
 /* 32 bytes, the same for every transport. */
 struct plx_hdr {
@@ -74,6 +76,12 @@ struct plx_transport_ops {
      * and then calls plx_pt2pt_read_done(cookie, status) from poll;
      * PLX_ERR_UNSUPPORTED when the OS forbids it for this peer. */
     plx_status_t (*read_remote)(int lpid, void *local, uint64_t remote_addr, size_t len, void *cookie);
+    /* Optional scattered copy between this process and lpid's memory:
+     * local iovecs <-> [remote, remote+len) (write: local to remote). Used
+     * for non-contiguous data with large blocks. Synchronous. NULL or
+     * PLX_ERR_UNSUPPORTED when the transport or the OS cannot. */
+    plx_status_t (*copy_remote)(int lpid, int write, const struct iovec *local, int niov, uint64_t remote,
+                                size_t len);
     /* Deliver incoming packets; returns how many. */
     int (*poll)(void);
     /* Prepare to sleep: returns an fd that becomes readable when a peer has

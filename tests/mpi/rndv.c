@@ -12,7 +12,10 @@
  *  4. a sender busy computing outside MPI while the receiver reads (the
  *     receiver must finish alone);
  *  5. more large receives in flight at once than there are shared slots;
- *  6. both directions at once, several messages each.
+ *  6. both directions at once, several messages each;
+ *  7. non-contiguous types with large blocks (moved without packing over
+ *     shared memory): vector to contiguous, contiguous to vector, vector to
+ *     vector, and a vector sent into a smaller receive (truncation).
  * Pairs are rank ^ 1; a rank without a partner sends to itself. Run with the
  * default settings, PLEXUS_SHM_COOP_MIN=0 (the receiver always copies alone)
  * and PLEXUS_SHM_CMA=0 (streamed fragments).
@@ -148,6 +151,63 @@ static void many(int k, size_t n, int round)
     free(st);
 }
 
+/* Blocks of 128 doubles every 200 doubles. */
+enum { VB = 128, VS = 200 };
+
+static double vval(int from, size_t i)
+{
+    return (double)from * 1e7 + (double)i;
+}
+
+/* Send `nblk` blocks as svec (or contiguous), receive into rcap blocks as
+ * rvec (or contiguous); checks data, gaps and the error class. */
+static void big_blocks(int nblk, int svec, int rvec, int rcap)
+{
+    size_t sn = (size_t)nblk * (svec ? VS : VB), rn = (size_t)rcap * (rvec ? VS : VB) + 64;
+    double *s = plx_malloc(sn * sizeof(double)), *r = plx_malloc(rn * sizeof(double));
+    MPI_Datatype sv, rv;
+    MPI_Request req;
+    MPI_Status st;
+    int truncating = rcap < nblk, cnt = -1;
+    for (size_t i = 0; i < sn; i++)
+        s[i] = svec && i % VS >= VB ? -2.0 : vval(rank, svec ? (i / VS) * VB + i % VS : i);
+    for (size_t i = 0; i < rn; i++)
+        r[i] = -1.0;
+    MPI_Type_vector(nblk, VB, VS, MPI_DOUBLE, &sv);
+    MPI_Type_vector(rcap, VB, VS, MPI_DOUBLE, &rv);
+    MPI_Type_commit(&sv);
+    MPI_Type_commit(&rv);
+    int tag = 50 + svec * 2 + rvec;
+    if (svec)
+        PLX_CHECK_MPI(MPI_Isend(s, 1, sv, peer, tag, MPI_COMM_WORLD, &req));
+    else
+        PLX_CHECK_MPI(MPI_Isend(s, nblk * VB, MPI_DOUBLE, peer, tag, MPI_COMM_WORLD, &req));
+    int rc = rvec ? MPI_Recv(r, 1, rv, peer, tag, MPI_COMM_WORLD, &st)
+                  : MPI_Recv(r, rcap * VB, MPI_DOUBLE, peer, tag, MPI_COMM_WORLD, &st);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    PLX_CHECK_EQ(cls, truncating ? MPI_ERR_TRUNCATE : MPI_SUCCESS, "error class of a large-block receive");
+    PLX_CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    if (!truncating) {
+        MPI_Get_count(&st, MPI_DOUBLE, &cnt);
+        PLX_CHECK_EQ(cnt, nblk * VB, "Get_count of a large-block message");
+    }
+    size_t bad = rn;
+    for (size_t i = 0; i < rn && bad == rn; i++) {
+        size_t blk = rvec ? i / VS : i / VB, in = rvec ? i % VS : i % VB;
+        int data = blk < (size_t)rcap && in < VB;
+        double want = data ? vval(peer, blk * VB + in) : -1.0;
+        if (r[i] != want)
+            bad = i;
+    }
+    PLX_CHECK(bad == rn, "large blocks (send %s, receive %s, %d of %d blocks): double %zu wrong",
+              svec ? "vector" : "contiguous", rvec ? "vector" : "contiguous", rcap, nblk, bad);
+    MPI_Type_free(&sv);
+    MPI_Type_free(&rv);
+    free(s);
+    free(r);
+}
+
 int main(int argc, char **argv)
 {
     static const size_t sizes[] = {
@@ -169,6 +229,11 @@ int main(int argc, char **argv)
         busy_sender(2 << 20);
     many(40, 256 * 1024, 100);
     many(3, 5 << 20, 200);
+    big_blocks(2000, 1, 0, 2000);
+    big_blocks(2000, 0, 1, 2000);
+    big_blocks(2000, 1, 1, 2000);
+    big_blocks(2000, 1, 1, 1500);
+    big_blocks(2000, 1, 0, 777);
 
     return plx_test_finish();
 }

@@ -339,6 +339,54 @@ static plx_status_t plx_shm_read_remote(int lpid, void *local, uint64_t remote_a
     return st;
 }
 
+/* A scattered copy (non-contiguous datatypes): the local iovecs, in
+ * order, against one remote range. A short transfer resumes where it
+ * stopped. */
+static plx_status_t plx_shm_copy_remote(int lpid, int write, const struct iovec *local, int niov, uint64_t remote,
+                                        size_t len)
+{
+    if (!plx_shm.cma)
+        return PLX_ERR_UNSUPPORTED;
+    pid_t pid = plx_procs.p[lpid].pid;
+    struct iovec first = { 0 };
+    size_t done = 0;
+    while (done < len && niov > 0) {
+        struct iovec r = { (void *)(uintptr_t)(remote + done), len - done };
+        ssize_t got = write ? process_vm_writev(pid, local, (unsigned long)niov, &r, 1, 0)
+                            : process_vm_readv(pid, local, (unsigned long)niov, &r, 1, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES))
+            return done ? PLX_ERR_IO : PLX_ERR_UNSUPPORTED;
+        if (got <= 0)
+            return PLX_ERR_IO;
+        done += (size_t)got;
+        /* skip the iovecs (and the part of one) that were transferred */
+        size_t skip = (size_t)got;
+        while (niov > 0 && skip >= local->iov_len) {
+            skip -= local->iov_len;
+            local++;
+            niov--;
+        }
+        if (skip) {
+            first.iov_base = (char *)local->iov_base + skip;
+            first.iov_len = local->iov_len - skip;
+            if (niov == 1) {
+                local = &first;
+            } else {
+                /* rare: finish this iovec alone, then go on with the rest */
+                plx_status_t st = plx_shm_copy_remote(lpid, write, &first, 1, remote + done, first.iov_len);
+                if (st != PLX_OK)
+                    return PLX_ERR_IO;
+                done += first.iov_len;
+                local++;
+                niov--;
+            }
+        }
+    }
+    return done == len ? PLX_OK : PLX_ERR_IO;
+}
+
 /* Shared reads waiting for the helper's last chunks. */
 static int plx_shm_coop_progress(void)
 {
@@ -590,6 +638,7 @@ const struct plx_transport_ops plx_shm_ops = {
     .send = plx_shm_send,
     .max_packet = plx_shm_max_packet,
     .read_remote = plx_shm_read_remote,
+    .copy_remote = plx_shm_copy_remote,
     .poll = plx_shm_poll,
     .sleep_prepare = plx_shm_sleep_prepare,
     .sleep_done = plx_shm_sleep_done,
