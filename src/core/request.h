@@ -45,7 +45,7 @@ struct plx_request {
     uint8_t internal;           /* no user handle (Bsend's inner send, collectives) */
     uint8_t cancel_pending;
     uint8_t truncated;
-    uint8_t push;               /* send: large non-contiguous, written into the receiver (CTS with PUSH) */
+    uint8_t push;               /* send, non-contiguous rendezvous: PLX_PUSH_* (pt2pt.c) */
     int cc;
     struct plx_comm *comm;      /* referenced while the request lives */
     int rank;                   /* peer rank in comm (or MPI_ANY_SOURCE) */

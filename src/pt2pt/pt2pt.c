@@ -144,6 +144,11 @@ static int plx_send_iov_ok(struct plx_peer *p, struct plx_request *r)
 #define PLX_IOV_BATCH 256
 #define PLX_IOV_MIN_BLOCK 512
 
+/* How a non-contiguous rendezvous send moves its data (r->push). Small
+ * blocks are packed fragment by fragment as the stream goes out, so the
+ * packing overlaps the transfer and needs no buffer of the whole size. */
+enum { PLX_PUSH_NONE, PLX_PUSH_WRITE, PLX_PUSH_PACK_STREAM };
+
 static int plx_dt_blocks_large(const struct plx_datatype *dt)
 {
     MPI_Aint nblocks = 0;
@@ -214,7 +219,7 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
         plx_send_pack(r);       /* no credit for the eager iovec: rendezvous needs it packed */
     struct plx_rts rts = { .size = r->bytes, .addr = (uint64_t)(uintptr_t)r->data };
     h.type = PLX_PKT_RTS;
-    h.flags = r->push ? PLX_PKT_F_PUSH : 0;
+    h.flags = r->push == PLX_PUSH_WRITE ? PLX_PKT_F_PUSH : r->push == PLX_PUSH_PACK_STREAM ? PLX_PKT_F_NOREAD : 0;
     h.len = sizeof rts;
     struct iovec iov = { &rts, sizeof rts };
     st = p->tp->send(p->lpid, &h, &iov, 1);
@@ -253,14 +258,20 @@ void plx_pt2pt_zcopy_done(void *cookie)
 
 static plx_status_t plx_emit_stream(struct plx_peer *p, struct plx_request *r)
 {
-    if (p->tp->send_zcopy)
+    if (p->tp->send_zcopy && r->data)
         return plx_emit_stream_zcopy(p, r);
     size_t frag = PLX_MIN(plx_config.shm_frag_size, p->tp->max_packet() - sizeof(struct plx_hdr) - 8);
+    if (!r->data && !r->tmp)
+        r->tmp = plx_malloc(frag);      /* one fragment, packed again for each */
     while (r->rndv_done < r->bytes) {
         uint64_t off = r->rndv_done;
         size_t n = PLX_MIN(frag, r->bytes - r->rndv_done);
         struct plx_hdr h = { .type = PLX_PKT_DATA, .len = 8 + n, .sreq = r->rndv_cookie };
         struct iovec iov[2] = { { &off, 8 }, { (char *)r->data + off, n } };
+        if (!r->data) {
+            plx_dt_pack_range(r->buf, r->count, r->dt, off, r->tmp, n);
+            iov[1].iov_base = r->tmp;
+        }
         plx_status_t st = p->tp->send(p->lpid, &h, iov, 2);
         if (st != PLX_OK)
             return st;
@@ -376,7 +387,9 @@ plx_status_t plx_pt2pt_send_start(struct plx_request *r)
         if (r->dt->contig) {
             r->data = (char *)r->buf + r->dt->true_lb;
         } else if (r->bytes > p->eager_max && p->tp->copy_remote && plx_dt_blocks_large(r->dt)) {
-            r->push = 1;        /* written into the receiver at CTS */
+            r->push = PLX_PUSH_WRITE;           /* written into the receiver at CTS */
+        } else if (r->bytes > p->eager_max) {
+            r->push = PLX_PUSH_PACK_STREAM;     /* packed as it streams, after CTS */
         } else if (!plx_send_iov_ok(p, r)) {
             plx_send_pack(r);
         }                       /* else: an eager iovec straight from the user's buffer */
@@ -488,7 +501,7 @@ static void plx_deliver_rts(struct plx_request *r, int lpid, int src, int tag, i
         plx_send_ctl(lpid, PLX_PKT_CTS, PLX_PKT_F_PUSH, 0, sreq, cts, sizeof cts);
         return;
     }
-    if (!r->dt->contig && n && p->tp->copy_remote && plx_dt_blocks_large(r->dt)) {
+    if (!(flags & PLX_PKT_F_NOREAD) && !r->dt->contig && n && p->tp->copy_remote && plx_dt_blocks_large(r->dt)) {
         st = plx_copy_dt_remote(p, 0, r->buf, r->count, r->dt, addr, n);
         if (st != PLX_ERR_UNSUPPORTED) {
             plx_pt2pt_read_done(r, st);
@@ -497,7 +510,7 @@ static void plx_deliver_rts(struct plx_request *r, int lpid, int src, int tag, i
     }
     r->data = plx_recv_dst(r, n);
     st = PLX_ERR_UNSUPPORTED;
-    if (p->tp->read_remote)
+    if (p->tp->read_remote && !(flags & PLX_PKT_F_NOREAD))
         st = p->tp->read_remote(lpid, r->data, addr, n, r);
     if (st == PLX_IN_PROGRESS)
         return;                 /* plx_pt2pt_read_done() follows */

@@ -15,7 +15,9 @@
  *  6. both directions at once, several messages each;
  *  7. non-contiguous types with large blocks (moved without packing over
  *     shared memory): vector to contiguous, contiguous to vector, vector to
- *     vector, and a vector sent into a smaller receive (truncation).
+ *     vector, and a vector sent into a smaller receive (truncation);
+ *  8. a large vector of small blocks sent (packed fragment by fragment as it
+ *     streams) into a contiguous and into a vector receive.
  * Pairs are rank ^ 1; a rank without a partner sends to itself. Run with the
  * default settings, PLEXUS_SHM_COOP_MIN=0 (the receiver always copies alone)
  * and PLEXUS_SHM_CMA=0 (streamed fragments).
@@ -91,6 +93,47 @@ static void vector_recv(size_t nints)
     }
     PLX_CHECK(bad == 2 * nints, "vector receive: int %zu wrong", bad);
     MPI_Type_free(&every_other);
+    free(s);
+    free(r);
+}
+
+/* Send nints ints as every other int of a 2*nints buffer; receive them
+ * contiguous (rvec 0) or as every third int (rvec 1). */
+static void small_blocks_send(size_t nints, int rvec)
+{
+    int *s = plx_malloc(2 * nints * sizeof(int)), *r = plx_malloc(3 * nints * sizeof(int));
+    MPI_Datatype sv, rv;
+    MPI_Request req;
+    MPI_Status st;
+    int cnt = -1;
+    for (size_t i = 0; i < 2 * nints; i++)
+        s[i] = i % 2 ? -7 : (int)((i / 2) * 3 + (size_t)rank * 1000003);
+    for (size_t i = 0; i < 3 * nints; i++)
+        r[i] = -1;
+    MPI_Type_vector((int)nints, 1, 2, MPI_INT, &sv);
+    MPI_Type_vector((int)nints, 1, 3, MPI_INT, &rv);
+    MPI_Type_commit(&sv);
+    MPI_Type_commit(&rv);
+    PLX_CHECK_MPI(MPI_Isend(s, 1, sv, peer, 60 + rvec, MPI_COMM_WORLD, &req));
+    if (rvec)
+        PLX_CHECK_MPI(MPI_Recv(r, 1, rv, peer, 60 + rvec, MPI_COMM_WORLD, &st));
+    else
+        PLX_CHECK_MPI(MPI_Recv(r, (int)nints, MPI_INT, peer, 60 + rvec, MPI_COMM_WORLD, &st));
+    PLX_CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    PLX_CHECK_EQ(cnt, (int)nints, "Get_count of a small-block vector message");
+    size_t bad = 3 * nints;
+    for (size_t i = 0; i < 3 * nints && bad == 3 * nints; i++) {
+        int data = rvec ? i % 3 == 0 : i < nints;
+        size_t k = rvec ? i / 3 : i;
+        int want = data ? (int)(k * 3 + (size_t)peer * 1000003) : -1;
+        if (r[i] != want)
+            bad = i;
+    }
+    PLX_CHECK(bad == 3 * nints, "small-block vector send (receive %s): int %zu wrong",
+              rvec ? "as a vector" : "contiguous", bad);
+    MPI_Type_free(&sv);
+    MPI_Type_free(&rv);
     free(s);
     free(r);
 }
@@ -234,6 +277,9 @@ int main(int argc, char **argv)
     big_blocks(2000, 1, 1, 2000);
     big_blocks(2000, 1, 1, 1500);
     big_blocks(2000, 1, 0, 777);
+    small_blocks_send(500000, 0);
+    small_blocks_send(500000, 1);
+    small_blocks_send(5000, 0);
 
     return plx_test_finish();
 }
