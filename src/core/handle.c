@@ -4,7 +4,7 @@
 #include "core/handle.h"
 #include "core/plexus.h"
 
-void *plx_obj_alloc(struct plx_objtab *t)
+void *plx_obj_take(struct plx_objtab *t)
 {
     struct plx_obj *o = t->free_list;
     uint32_t idx;
@@ -32,13 +32,14 @@ void *plx_obj_alloc(struct plx_objtab *t)
             return NULL;
         t->next_index++;
         o = (struct plx_obj *)(*b + (size_t)(idx % PLX_OBJTAB_BLOCK) * t->objsize);
+        o->handle = PLX_HANDLE_MAKE(PLX_HANDLE_KIND_ALLOC, t->type, idx);
     }
-    memset(o, 0, t->objsize);
-    o->handle = PLX_HANDLE_MAKE(PLX_HANDLE_KIND_ALLOC, t->type, idx);
-    o->refcount = 1;
-    o->live = 1;
-    t->live++;
     return o;
+}
+
+void *plx_obj_alloc(struct plx_objtab *t)
+{
+    return plx_obj_alloc_sized(t, t->objsize);
 }
 
 void plx_obj_free(struct plx_objtab *t, void *obj)

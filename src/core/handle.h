@@ -16,6 +16,7 @@
 #define PLX_HANDLE_H
 
 #include <stdint.h>
+#include <string.h>
 #include <stddef.h>
 
 enum plx_obj_type {
@@ -66,8 +67,25 @@ struct plx_objtab {
 
 #define PLX_OBJTAB_INIT(nm, ty, st) { .name = (nm), .type = (ty), .objsize = sizeof(st) }
 
+/* A free slot (its handle field already set), not initialized. */
+void *plx_obj_take(struct plx_objtab *t);
 /* Zeroed object with handle set and refcount 1. */
 void *plx_obj_alloc(struct plx_objtab *t);
+/* The same, inline, for a caller that knows the size at compile time (the
+ * zeroing then inlines too): requests, on every nonblocking call. */
+static inline void *plx_obj_alloc_sized(struct plx_objtab *t, size_t size)
+{
+    struct plx_obj *o = plx_obj_take(t);
+    if (!o)
+        return NULL;
+    int handle = o->handle;
+    memset(o, 0, size);
+    o->handle = handle;
+    o->refcount = 1;
+    o->live = 1;
+    t->live++;
+    return o;
+}
 /* Return an object's slot; its handle becomes invalid. */
 void plx_obj_free(struct plx_objtab *t, void *obj);
 void plx_obj_register_builtin(struct plx_objtab *t, int handle, void *obj);

@@ -10,7 +10,7 @@ struct plx_objtab plx_request_tab = PLX_OBJTAB_INIT("request", PLX_OBJ_REQUEST, 
 
 struct plx_request *plx_request_new(int kind, struct plx_comm *comm)
 {
-    struct plx_request *r = plx_obj_alloc(&plx_request_tab);
+    struct plx_request *r = plx_obj_alloc_sized(&plx_request_tab, sizeof *r);
     if (!r)
         plx_fatal("out of memory allocating a request");
     r->kind = (uint8_t)kind;
