@@ -1673,6 +1673,35 @@ static int plx_tcp_listen_and_card(char *card, size_t cardlen)
     return 0;
 }
 
+int plx_tcp_probe(char *msg, size_t len)
+{
+    char card[PLX_PM_MAX_VAL];
+    memset(&plx_tcp, 0, sizeof plx_tcp);
+    plx_tcp.lfd = plx_tcp.epfd = -1;
+    gethostname(plx_tcp.host, sizeof plx_tcp.host - 1);
+    int ok = plx_tcp_listen_and_card(card, sizeof card) == 0;
+    if (!ok) {
+        snprintf(msg, len, "%s", plx_tcp.early_err);
+    } else {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int v6 = getsockname(plx_tcp.lfd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_INET6;
+        size_t l = (size_t)snprintf(msg, len, "a listening socket opens (%s, port %d); addresses:",
+                                    v6 ? "IPv6 and IPv4" : "IPv4 only", plx_tcp.port);
+        for (int i = 0; i < plx_tcp.nmy && l < len; i++) {
+            char a[INET6_ADDRSTRLEN];
+            plx_tcp_ip_format(&plx_tcp.my[i].a, a, sizeof a);
+            l += (size_t)snprintf(msg + l, len - l, " %s (%s)", a, plx_tcp.my[i].ifname);
+        }
+        if (!plx_tcp.nmy && l < len)
+            snprintf(msg + l, len - l, " loopback only (no other interface is up)");
+    }
+    if (plx_tcp.lfd >= 0)
+        close(plx_tcp.lfd);
+    plx_tcp.lfd = -1;
+    return ok;
+}
+
 void plx_tcp_init_early(void)
 {
     char card[PLX_PM_MAX_VAL], key[PLX_PM_MAX_KEY];
