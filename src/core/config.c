@@ -53,6 +53,9 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_TCP_CONNECT_TIMEOUT", PLX_SET_INT, "30", tcp_connect_timeout,
             "Seconds a TCP connection (connect and handshake, per address tried) may take before "
             "the job ends with an error"),
+    PLX_SET("PLEXUS_TCP_PEER_TIMEOUT", PLX_SET_INT, "30", tcp_peer_timeout,
+            "Seconds a connected TCP peer may leave data unacknowledged, or an idle connection "
+            "unanswered (keepalive), before it counts as lost and the job ends; 0 = the kernel's defaults"),
     PLX_SET("PLEXUS_TCP_SOCKBUF", PLX_SET_SIZE, "0", tcp_sockbuf,
             "TCP socket send/receive buffer size; 0 = the kernel's autotuning (grows to net.ipv4.tcp_[rw]mem)"),
     PLX_SET("PLEXUS_TCP_SENDQ_MAX", PLX_SET_SIZE, "1M", tcp_sendq_max,

@@ -26,6 +26,7 @@ struct plx_config {
     size_t tcp_eager_credit;    /* PLEXUS_TCP_EAGER_CREDIT */
     char tcp_ports[32];         /* PLEXUS_TCP_PORTS */
     int tcp_connect_timeout;    /* PLEXUS_TCP_CONNECT_TIMEOUT, seconds */
+    int tcp_peer_timeout;       /* PLEXUS_TCP_PEER_TIMEOUT, seconds */
     size_t tcp_sockbuf;         /* PLEXUS_TCP_SOCKBUF */
     size_t tcp_sendq_max;       /* PLEXUS_TCP_SENDQ_MAX */
     int coll_shm;               /* PLEXUS_COLL_SHM */

@@ -169,6 +169,7 @@ plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provid
         if (needed)
             plx_route_register(&plx_tcp_ops);
     }
+    plx_route_check();
     if ((st = plx_pt2pt_init()) != PLX_OK)
         return st;
 

@@ -17,5 +17,9 @@ extern int plx_route_ntransports;
 void plx_route_register(const struct plx_transport_ops *tp);
 int plx_route_enabled(const char *name);
 const struct plx_transport_ops *plx_route_peer(int lpid);
+/* At MPI_Init, once the transports are registered: ends the job, naming
+ * both ranks and nodes, if some rank is reached by no transport (instead of
+ * a hang later in a barrier that can never complete). O(ranks), no memory. */
+void plx_route_check(void);
 
 #endif

@@ -8,6 +8,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "core/config.h"
+#include "route/route.h"
+#include "transport/tcp/tcp.h"
 
 static const char *plx_info_cma(void)
 {
@@ -40,6 +42,12 @@ int main(int argc, char **argv)
                (unsigned long long)v.f_bavail * v.f_frsize >> 20, plx_info_cma());
     else
         printf("  shm   NOT usable: /dev/shm is missing\n");
+    char tcp[1024];
+    if (plx_tcp_probe(tcp, sizeof tcp))
+        printf("  tcp   usable: %s%s\n", tcp,
+               plx_route_enabled("tcp") ? "" : " (but PLEXUS_TRANSPORTS leaves it out)");
+    else
+        printf("  tcp   NOT usable: %s\n", tcp);
     printf("\nsettings (environment variables):\n");
     for (size_t i = 0; i < plx_nsettings; i++) {
         char val[300];

@@ -43,8 +43,8 @@
  * that closes without having said BYE, or a reset, ends the job (plx_fatal)
  * with a message naming both ranks, their hosts and the addresses tried:
  * requests pending on that peer could never complete. Keepalive and
- * TCP_USER_TIMEOUT turn a vanished host into such an error within about
- * half a minute. At MPI_Finalize every connection sends BYE, flushes,
+ * TCP_USER_TIMEOUT turn a vanished host into such an error within
+ * PLEXUS_TCP_PEER_TIMEOUT seconds. At MPI_Finalize every connection sends BYE, flushes,
  * shuts down its sending side and drains until the peer's EOF, so no
  * close turns into a reset that could destroy data still in flight.
  *
@@ -83,6 +83,7 @@
 #define PLX_TCP_MAX_HANDSHAKES 1024     /* accepted connections not yet through the handshake */
 #define PLX_TCP_MAX_PAYLOAD (1ull << 30)  /* sanity bound of a non-DATA packet */
 #define PLX_TCP_FINALIZE_SECONDS 10.0
+#define PLX_TCP_REFUSALS_WARNED 8       /* refused strangers always logged; the rest at PLEXUS_DEBUG=1 */
 
 enum plx_tcp_conn_state {
     PLX_TCP_C_CONNECTING = 1,           /* ours: connect() in progress */
@@ -187,6 +188,7 @@ static struct {
     struct plx_tcp_peer **peers;        /* by world rank, allocated on first use */
     struct plx_list handshaking;        /* conns in a handshake state */
     int naccepting;
+    int nrefused;
     struct plx_list waiting;            /* peers in WAIT_PEER */
     struct plx_list zombies;            /* DEAD conns to free after the epoll batch */
     struct plx_list selfq;
@@ -216,8 +218,13 @@ static void plx_tcp_sockaddr_str(const struct sockaddr_storage *ss, char *buf, s
         snprintf(buf, len, "%s:%d", ip, port);
     } else if (ss->ss_family == AF_INET6) {
         const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-        inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
         port = ntohs(in6->sin6_port);
+        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {    /* an IPv4 peer of the dual-stack listener */
+            inet_ntop(AF_INET, in6->sin6_addr.s6_addr + 12, ip, sizeof ip);
+            snprintf(buf, len, "%s:%d", ip, port);
+            return;
+        }
+        inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
         snprintf(buf, len, "[%s]:%d", ip, port);
     } else {
         snprintf(buf, len, "(unknown address)");
@@ -277,7 +284,10 @@ static void plx_tcp_who(int lpid, char *buf, size_t len)
     snprintf(buf, len, "rank %d (host %s)", lpid, c ? c->host : "unknown");
 }
 
-_Noreturn static void plx_tcp_peer_lost(struct plx_tcp_peer *p, const char *what)
+/* Ends the job naming both ranks, hosts and the address. `ended`: the peer
+ * closed or reset the connection (its process is gone), as opposed to a
+ * timeout or a corrupt stream. */
+_Noreturn static void plx_tcp_peer_lost(struct plx_tcp_peer *p, const char *what, int ended)
 {
     char me[128], him[128], addr[80] = "";
     plx_tcp_who(plx_procs.my_lpid, me, sizeof me);
@@ -286,6 +296,13 @@ _Noreturn static void plx_tcp_peer_lost(struct plx_tcp_peer *p, const char *what
         plx_fatal("tcp: %s sends to %s, which has already finalized", me, him);
     if (p->conn)
         plx_tcp_sockaddr_str(&p->conn->addr, addr, sizeof addr);
+    if (ended) {
+        /* The peer's process ended: most likely it aborted the job or died,
+         * and the launcher is about to say so and kill us. Give that, the
+         * cause, a moment to be reported first; ours is only the echo. */
+        struct timespec pause = { 1, 500 * 1000 * 1000 };
+        nanosleep(&pause, NULL);
+    }
     plx_fatal("tcp: connection between %s and %s at %s lost: %s. The peer process died, or its host or "
               "the network between them went down",
               me, him, addr[0] ? addr : "?", what);
@@ -315,9 +332,13 @@ static void plx_tcp_sock_opts(int fd)
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b, sizeof b);
     }
     /* A host that vanishes sends neither FIN nor RST: keepalive probes find
-     * it on an idle connection, the user timeout when data stays unacked. */
-    int idle = 10, intvl = 5, cnt = 3;
-    unsigned utimeout = 30000;
+     * it on an idle connection, the user timeout when data stays unacked;
+     * both within PLEXUS_TCP_PEER_TIMEOUT (idle T/2, then 3 probes T/6 apart). */
+    int t = plx_config.tcp_peer_timeout;
+    if (t <= 0)
+        return;
+    int idle = PLX_MAX(1, t / 2), intvl = PLX_MAX(1, t / 6), cnt = 3;
+    unsigned utimeout = (unsigned)t * 1000u;
     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
@@ -452,7 +473,7 @@ static size_t plx_tcp_writev(struct plx_tcp_peer *p, const struct iovec *v, int 
             plx_tcp_fin_close(p);
             return 0;
         }
-        plx_tcp_peer_lost(p, strerror(errno));
+        plx_tcp_peer_lost(p, strerror(errno), errno == EPIPE || errno == ECONNRESET);
     }
 }
 
@@ -732,11 +753,26 @@ static void plx_tcp_on_ack(struct plx_tcp_conn *c)
     plx_tcp_peer_open(p, c);
 }
 
-static void plx_tcp_refuse(struct plx_tcp_conn *c, const char *why)
+/* Closes an accepted connection that did not pass the handshake. `quiet`:
+ * nothing suspicious (it sent nothing, or is a rank of this job that chose
+ * the wrong address): logged at PLEXUS_DEBUG=1 only. A rank that drops its
+ * own attempt because the peer's connection won closes it this way too. */
+static void plx_tcp_refuse(struct plx_tcp_conn *c, const char *why, int quiet)
 {
     char a[80];
     plx_tcp_sockaddr_str(&c->addr, a, sizeof a);
-    plx_debug(1, "tcp: refused a connection from %s: %s", a, why);
+    if (quiet) {
+        plx_debug(1, "tcp: closed a connection from %s: %s", a, why);
+        plx_tcp_conn_close(c);
+        return;
+    }
+    /* logged: a stranger at the port is worth knowing about; but only the
+     * first few always, so a scanner cannot flood the job's output */
+    if (++plx_tcp.nrefused <= PLX_TCP_REFUSALS_WARNED)
+        plx_warn("tcp: refused a connection from %s: %s%s", a, why,
+                 plx_tcp.nrefused == PLX_TCP_REFUSALS_WARNED ? " (further refusals only with PLEXUS_DEBUG=1)" : "");
+    else
+        plx_debug(1, "tcp: refused a connection from %s: %s", a, why);
     plx_tcp_conn_close(c);
 }
 
@@ -756,29 +792,33 @@ static void plx_tcp_on_hello(struct plx_tcp_conn *c)
     if (r < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (r <= 0) {
-        plx_tcp_refuse(c, r == 0 ? "closed before completing the handshake" : strerror(errno));
+        plx_tcp_refuse(c, r == 0 ? "closed before completing the handshake" : strerror(errno), c->hs_got == 0);
         return;
     }
     c->hs_got += (size_t)r;
-    if (c->hs_got < sizeof c->hs.hello)
+    if (c->hs_got < sizeof c->hs.hello) {
+        /* a stranger that sent something else is turned away at once */
+        if (c->hs_got >= sizeof c->hs.hello.magic && c->hs.hello.magic != PLX_TCP_MAGIC)
+            plx_tcp_refuse(c, "not a Plexus handshake (or another version)", 0);
         return;
+    }
     const struct plx_tcp_hello *h = &c->hs.hello;
     switch (plx_tcp_hello_check(h, plx_tcp.secret, plx_procs.my_lpid, plx_procs.n, PLX_TCP_HDR)) {
     case PLX_TCP_HELLO_OK:
         break;
     case PLX_TCP_HELLO_BAD_MAGIC:
-        plx_tcp_refuse(c, "not a Plexus handshake (or another version)");
+        plx_tcp_refuse(c, "not a Plexus handshake (or another version)", 0);
         return;
     case PLX_TCP_HELLO_BAD_SECRET:
-        plx_tcp_refuse(c, "wrong job secret");
+        plx_tcp_refuse(c, "wrong job secret", 0);
         return;
     case PLX_TCP_HELLO_BAD_RANK:
-        plx_tcp_refuse(c, "rank or job size out of range");
+        plx_tcp_refuse(c, "rank or job size out of range", 0);
         return;
     default:
         /* this job, misdirected: let it try its next address */
         plx_tcp_answer(c, PLX_TCP_ACK_WRONG_PEER);
-        plx_tcp_refuse(c, "meant for another rank");
+        plx_tcp_refuse(c, "meant for another rank", 1);
         return;
     }
     struct plx_tcp_peer *p = plx_tcp_peer_get(h->src);
@@ -838,7 +878,7 @@ static void plx_tcp_check_deadlines(void)
         if (now < c->deadline)
             break;
         if (c->state == PLX_TCP_C_ACCEPTED) {
-            plx_tcp_refuse(c, "no handshake in time");
+            plx_tcp_refuse(c, "no handshake in time", 0);
             continue;
         }
         struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
@@ -889,7 +929,7 @@ static void plx_tcp_rx_corrupt(struct plx_tcp_conn *c, const struct plx_hdr *h)
     char what[128];
     snprintf(what, sizeof what, "the stream is corrupt (packet type %u, length %llu)", h->type,
              (unsigned long long)h->len);
-    plx_tcp_peer_lost(plx_tcp.peers[c->lpid], what);
+    plx_tcp_peer_lost(plx_tcp.peers[c->lpid], what, 0);
 }
 
 static inline int plx_tcp_hdr_ok(const struct plx_hdr *h)
@@ -1047,7 +1087,7 @@ static void plx_tcp_on_eof(struct plx_tcp_conn *c, int err)
         p->state = PLX_TCP_P_CLOSED;
         return;
     }
-    plx_tcp_peer_lost(p, err ? strerror(err) : "the peer closed it without finalizing");
+    plx_tcp_peer_lost(p, err ? strerror(err) : "the peer closed it without finalizing", !err || err == ECONNRESET);
 }
 
 /* Reads what the socket has: payload bytes straight to their destination,
@@ -1671,6 +1711,35 @@ static int plx_tcp_listen_and_card(char *card, size_t cardlen)
         return -1;
     }
     return 0;
+}
+
+int plx_tcp_probe(char *msg, size_t len)
+{
+    char card[PLX_PM_MAX_VAL];
+    memset(&plx_tcp, 0, sizeof plx_tcp);
+    plx_tcp.lfd = plx_tcp.epfd = -1;
+    gethostname(plx_tcp.host, sizeof plx_tcp.host - 1);
+    int ok = plx_tcp_listen_and_card(card, sizeof card) == 0;
+    if (!ok) {
+        snprintf(msg, len, "%s", plx_tcp.early_err);
+    } else {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int v6 = getsockname(plx_tcp.lfd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_INET6;
+        size_t l = (size_t)snprintf(msg, len, "a listening socket opens (%s, port %d); addresses:",
+                                    v6 ? "IPv6 and IPv4" : "IPv4 only", plx_tcp.port);
+        for (int i = 0; i < plx_tcp.nmy && l < len; i++) {
+            char a[INET6_ADDRSTRLEN];
+            plx_tcp_ip_format(&plx_tcp.my[i].a, a, sizeof a);
+            l += (size_t)snprintf(msg + l, len - l, " %s (%s)", a, plx_tcp.my[i].ifname);
+        }
+        if (!plx_tcp.nmy && l < len)
+            snprintf(msg + l, len - l, " loopback only (no other interface is up)");
+    }
+    if (plx_tcp.lfd >= 0)
+        close(plx_tcp.lfd);
+    plx_tcp.lfd = -1;
+    return ok;
 }
 
 void plx_tcp_init_early(void)

@@ -28,4 +28,9 @@ void plx_tcp_init_early(void);
  * needed the listener is closed and the transport stays unregistered. */
 plx_status_t plx_tcp_init(int needed);
 
+/* For plexus-info: can this process open the listening socket, and which
+ * addresses would its card carry (PLEXUS_IFACES, PLEXUS_TCP_PORTS)? 1 and a
+ * description, or 0 and the reason, in msg. Needs plx_config loaded. */
+int plx_tcp_probe(char *msg, size_t len);
+
 #endif

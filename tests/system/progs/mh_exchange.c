@@ -18,15 +18,35 @@
  *   ring        print "mh_exchange: rank R ready", then pass a token around
  *               the ring forever (1 KiB messages, checked): only a failure or
  *               the launcher ends it
+ *   late FILE   print "ready", wait (without MPI calls) until FILE exists,
+ *               then ring: the first connections open only after the test
+ *               has had its way with the network
+ *   stop R      rank R prints "ready" and stops itself (SIGSTOP) before any
+ *               message; every other rank prints "ready" and sends to it: the
+ *               connections are accepted by R's kernel, never answered
+ *   cut R       ring; after 100 rounds rank R resets its TCP connections
+ *               behind MPI's back (shutdown + SO_LINGER 0 on every IP socket
+ *               but the PMI one), prints "cut" and sleeps: its peers see a
+ *               peer that vanished without finalizing
+ *   stray FILE  print "ready", then poll MPI (MPI_Iprobe, any source and tag)
+ *               until FILE exists: no message may arrive meanwhile (strangers
+ *               are at the ports); then a checked ring of 100 rounds, a
+ *               checked 4 MiB exchange with each neighbour, and a last
+ *               Iprobe that finds nothing. Prints "mh_exchange: rank R stray ok"
  * Extra arguments are ignored (tests add a unique marker for pgrep).
  */
+#define _DEFAULT_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <dirent.h>
 
 static int rank, size;
 
@@ -106,6 +126,97 @@ static int mode_pairs(size_t mib)
     return errors != 0;
 }
 
+static void wait_for_file(const char *path)
+{
+    struct stat sb;
+    while (stat(path, &sb) != 0)
+        usleep(20000);
+}
+
+/* Token ring; `cut_rank` resets its connections after 100 rounds (-1: never),
+ * `rounds` < 0: forever. Returns the number of errors. */
+static int ring(long rounds, int cut_rank)
+{
+    char token[1024];
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    for (long round = 0; rounds < 0 || round < rounds; round++) {
+        if (round == 100 && rank == cut_rank) {
+            const char *pmi = getenv("PMI_FD");
+            int pmi_fd = pmi ? atoi(pmi) : -1;
+            DIR *d = opendir("/proc/self/fd");
+            struct dirent *e;
+            while (d && (e = readdir(d)) != NULL) {
+                int fd = atoi(e->d_name);
+                struct sockaddr_storage ss;
+                socklen_t sl = sizeof ss;
+                if (e->d_name[0] == '.' || fd == pmi_fd || fd == dirfd(d) ||
+                    getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 ||
+                    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
+                    continue;
+                struct linger lg = { 1, 0 };
+                setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+                shutdown(fd, SHUT_RDWR);
+            }
+            if (d)
+                closedir(d);
+            printf("mh_exchange: rank %d cut\n", rank);
+            for (;;)
+                sleep(60);
+        }
+        if (rank == 0) {
+            memset(token, (int)(round & 0x7f), sizeof(token));
+            MPI_Send(token, sizeof(token), MPI_CHAR, next, 1, MPI_COMM_WORLD);
+            MPI_Recv(token, sizeof(token), MPI_CHAR, prev, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(token, sizeof(token), MPI_CHAR, prev, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(token, sizeof(token), MPI_CHAR, next, 1, MPI_COMM_WORLD);
+        }
+        if (token[0] != (char)(round & 0x7f) || token[1023] != token[0]) {
+            fprintf(stderr, "mh_exchange: rank %d: token corrupted in round %ld\n", rank, round);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int mode_stray(const char *release)
+{
+    int errors = 0, flag;
+    MPI_Status st;
+    struct stat sb;
+    printf("mh_exchange: rank %d ready\n", rank);
+    while (stat(release, &sb) != 0) {
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+        if (flag) {
+            fprintf(stderr, "mh_exchange: rank %d: a message (source %d, tag %d) arrived from "
+                    "nowhere\n", rank, st.MPI_SOURCE, st.MPI_TAG);
+            return 1;
+        }
+        usleep(2000);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    errors += ring(100, -1);
+    size_t n = (4u << 20) / sizeof(uint64_t);
+    uint64_t *sbuf = malloc(n * 8), *rbuf = malloc(n * 8);
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    fill(sbuf, n, rank, next);
+    MPI_Sendrecv(sbuf, (int)(n * 8), MPI_BYTE, next, 7, rbuf, (int)(n * 8), MPI_BYTE, prev, 7,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    errors += check(rbuf, n, prev, rank) != 0;
+    free(sbuf);
+    free(rbuf);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    if (flag) {
+        fprintf(stderr, "mh_exchange: rank %d: an extra message (source %d, tag %d)\n", rank,
+                st.MPI_SOURCE, st.MPI_TAG);
+        errors++;
+    }
+    if (errors == 0)
+        printf("mh_exchange: rank %d stray ok\n", rank);
+    return errors != 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "init";
@@ -133,26 +244,25 @@ int main(int argc, char **argv)
         long mib = argc > 2 && strncmp(argv[2], "plxmark-", 8) != 0 ? atol(argv[2]) : 64;
         rc = mode_pairs(mib > 0 ? (size_t)mib : 64);
     } else if (strcmp(mode, "ring") == 0) {
-        char token[1024];
-        int next = (rank + 1) % size, prev = (rank + size - 1) % size;
         printf("mh_exchange: rank %d ready\n", rank);
-        for (unsigned long round = 0;; round++) {
-            if (rank == 0) {
-                memset(token, (int)(round & 0x7f), sizeof(token));
-                MPI_Send(token, sizeof(token), MPI_CHAR, next, 1, MPI_COMM_WORLD);
-                MPI_Recv(token, sizeof(token), MPI_CHAR, prev, 1, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-            } else {
-                MPI_Recv(token, sizeof(token), MPI_CHAR, prev, 1, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-                MPI_Send(token, sizeof(token), MPI_CHAR, next, 1, MPI_COMM_WORLD);
-            }
-            if (token[0] != (char)(round & 0x7f) || token[1023] != token[0]) {
-                fprintf(stderr, "mh_exchange: rank %d: token corrupted in round %lu\n", rank,
-                        round);
-                return 1;
-            }
-        }
+        return ring(-1, -1);
+    } else if (strcmp(mode, "late") == 0 && argc > 2) {
+        printf("mh_exchange: rank %d ready\n", rank);
+        wait_for_file(argv[2]);
+        return ring(-1, -1);
+    } else if (strcmp(mode, "stop") == 0 && argc > 2) {
+        int victim = atoi(argv[2]);
+        char byte = 1;
+        printf("mh_exchange: rank %d ready\n", rank);
+        if (rank == victim)
+            raise(SIGSTOP);
+        MPI_Send(&byte, 1, MPI_CHAR, victim, 3, MPI_COMM_WORLD);
+        MPI_Recv(&byte, 1, MPI_CHAR, victim, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (strcmp(mode, "cut") == 0 && argc > 2) {
+        printf("mh_exchange: rank %d ready\n", rank);
+        return ring(-1, atoi(argv[2]));
+    } else if (strcmp(mode, "stray") == 0 && argc > 2) {
+        rc = mode_stray(argv[2]);
     } else {
         fprintf(stderr, "mh_exchange: unknown mode %s\n", mode);
         rc = 2;
