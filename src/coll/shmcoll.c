@@ -56,7 +56,7 @@
 
 #define PLX_SHMC_MAXP 64            /* larger communicators use messages */
 #define PLX_SHMC_AFTER 3            /* the segment is made on this eligible call */
-#define PLX_SHMC_TAG (PLX_COLL_TAG_DEFAULT - 1)
+#define PLX_SHMC_TAG PLX_COLL_TAG_SHM
 
 /* Slot size: the small one-shot path needs PLEXUS_COLL_SHM_MAX; chunks of
  * large collectives want big slots (fewer rounds), but the segment is
