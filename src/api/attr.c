@@ -1,8 +1,11 @@
 /*
- * Communicator attributes: MPI_Comm_{create,free}_keyval,
+ * Communicator and datatype attributes: MPI_Comm_{create,free}_keyval,
  * MPI_Comm_{set,get,delete}_attr and their MPI-1 names (Keyval_create/free,
- * Attr_put/get/delete: identical in C), plus MPIR_Dup_fn, the function
- * behind MPI_DUP_FN / MPI_COMM_DUP_FN in mpi.h.
+ * Attr_put/get/delete: identical in C), MPI_Type_{create,free}_keyval and
+ * MPI_Type_{set,get,delete}_attr, plus MPIR_Dup_fn, the function behind
+ * MPI_DUP_FN / MPI_COMM_DUP_FN / MPI_TYPE_DUP_FN in mpi.h. Both kinds share
+ * the keyval table and core/attr.c's lists; a keyval of one kind used with
+ * the other's calls is MPI_ERR_KEYVAL.
  *
  * The predefined keyvals (MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL,
  * MPI_UNIVERSE_SIZE, MPI_LASTUSEDCODE, MPI_APPNUM) are answered on every
@@ -16,6 +19,7 @@
  */
 #include <string.h>
 #include "api/api.h"
+#include "api/attr.h"
 
 #define PLX_TAG_UB 0x7fffffff
 
@@ -76,11 +80,17 @@ static int plx_attr_get_predefined(int keyval, void **val_p)
     return 1;
 }
 
-/* Decodes a communicator keyval. `action` names what a predefined keyval
- * cannot undergo ("set"), NULL when predefined ones are fine. A keyval the
- * user already freed still names its attributes until they are deleted
- * (MPI 3.1 section 6.7.2), so get and delete accept it (allow_freed). */
-static int plx_attr_keyval(struct plx_comm *c, int keyval, struct plx_keyval **kv_p, const char *action,
+static const char *plx_attr_kind_name(int kind)
+{
+    return kind == PLX_KEYVAL_COMM ? "communicator" : kind == PLX_KEYVAL_TYPE ? "datatype" : "window";
+}
+
+/* Decodes a keyval of `kind` (PLX_KEYVAL_COMM, _TYPE). `action` names what a
+ * predefined keyval cannot undergo ("set"), NULL when predefined ones are
+ * fine. A keyval the user already freed still names its attributes until
+ * they are deleted (MPI 3.1 section 6.7.2), so get and delete accept it
+ * (allow_freed). */
+static int plx_attr_keyval(struct plx_comm *c, int kind, int keyval, struct plx_keyval **kv_p, const char *action,
                            int allow_freed, const char *fn, const char *arg)
 {
     struct plx_keyval *kv = plx_obj_lookup(&plx_keyval_tab, keyval);
@@ -89,9 +99,9 @@ static int plx_attr_keyval(struct plx_comm *c, int keyval, struct plx_keyval **k
         return plx_api_err(c, fn, MPI_ERR_KEYVAL, "argument '%s' is %s keyval (0x%x)", arg,
                            keyval == MPI_KEYVAL_INVALID ? "the invalid" : kv ? "a freed" : "not a",
                            (unsigned)keyval);
-    if (kv->kind != PLX_KEYVAL_COMM)
-        return plx_api_err(c, fn, MPI_ERR_KEYVAL, "argument '%s' (0x%x) is a %s keyval, not a communicator keyval",
-                           arg, (unsigned)keyval, kv->kind == PLX_KEYVAL_TYPE ? "datatype" : "window");
+    if (kv->kind != kind)
+        return plx_api_err(c, fn, MPI_ERR_KEYVAL, "argument '%s' (0x%x) is a %s keyval, not a %s keyval", arg,
+                           (unsigned)keyval, plx_attr_kind_name(kv->kind), plx_attr_kind_name(kind));
     if (kv->obj.builtin && action)
         return plx_api_err(c, fn, MPI_ERR_KEYVAL, "argument '%s' (0x%x) is a predefined keyval, which cannot be %s",
                            arg, (unsigned)keyval, action);
@@ -99,16 +109,21 @@ static int plx_attr_keyval(struct plx_comm *c, int keyval, struct plx_keyval **k
     return MPI_SUCCESS;
 }
 
-static int plx_attr_callback_err(struct plx_comm *c, const char *fn, const char *which, int keyval, int code)
+int plx_attr_callback_err(struct plx_comm *c, const char *fn, const char *which, int keyval, int code)
 {
     if (plx_err_class(code) > 0)
         return plx_api_err_code(c, code);
+    if (keyval == MPI_KEYVAL_INVALID)
+        return plx_api_err(c, fn, MPI_ERR_OTHER, "an attribute %s callback returned %d", which, code);
     return plx_api_err(c, fn, MPI_ERR_OTHER, "the %s callback of keyval 0x%x returned %d", which, (unsigned)keyval,
                        code);
 }
 
-static int plx_attr_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn,
-                                  int *keyval, void *extra_state, const char *fn)
+/* Datatype callbacks have the communicator callbacks' type (both handles are
+ * ints in the MPICH ABI), so one keyval struct holds either. */
+static int plx_attr_create_keyval(int kind, MPI_Comm_copy_attr_function *copy_fn,
+                                  MPI_Comm_delete_attr_function *delete_fn, int *keyval, void *extra_state,
+                                  const char *fn)
 {
     int rc = MPI_SUCCESS;
     plx_api_lock();
@@ -117,7 +132,7 @@ static int plx_attr_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm
         rc = plx_api_null_arg(NULL, fn, "keyval");
         goto out;
     }
-    struct plx_keyval *kv = plx_keyval_new(PLX_KEYVAL_COMM, copy_fn, delete_fn, extra_state);
+    struct plx_keyval *kv = plx_keyval_new(kind, copy_fn, delete_fn, extra_state);
     if (!kv) {
         rc = plx_api_err(NULL, fn, MPI_ERR_NO_MEM, "cannot allocate a keyval");
         goto out;
@@ -133,17 +148,17 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                             MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
                             void *extra_state)
 {
-    return plx_attr_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state,
+    return plx_attr_create_keyval(PLX_KEYVAL_COMM, comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state,
                                   "MPI_Comm_create_keyval");
 }
 
 #pragma weak MPI_Keyval_create = PMPI_Keyval_create
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
 {
-    return plx_attr_create_keyval(copy_fn, delete_fn, keyval, extra_state, "MPI_Keyval_create");
+    return plx_attr_create_keyval(PLX_KEYVAL_COMM, copy_fn, delete_fn, keyval, extra_state, "MPI_Keyval_create");
 }
 
-static int plx_attr_free_keyval(int *keyval, const char *fn)
+static int plx_attr_free_keyval(int kind, int *keyval, const char *fn)
 {
     int rc;
     plx_api_lock();
@@ -153,7 +168,7 @@ static int plx_attr_free_keyval(int *keyval, const char *fn)
         goto out;
     }
     struct plx_keyval *kv;
-    if ((rc = plx_attr_keyval(NULL, *keyval, &kv, "freed", 0, fn, "keyval")))
+    if ((rc = plx_attr_keyval(NULL, kind, *keyval, &kv, "freed", 0, fn, "keyval")))
         goto out;
     kv->freed = 1;              /* attributes still using it keep it alive */
     plx_keyval_release(kv);
@@ -166,13 +181,13 @@ out:
 #pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
 int PMPI_Comm_free_keyval(int *comm_keyval)
 {
-    return plx_attr_free_keyval(comm_keyval, "MPI_Comm_free_keyval");
+    return plx_attr_free_keyval(PLX_KEYVAL_COMM, comm_keyval, "MPI_Comm_free_keyval");
 }
 
 #pragma weak MPI_Keyval_free = PMPI_Keyval_free
 int PMPI_Keyval_free(int *keyval)
 {
-    return plx_attr_free_keyval(keyval, "MPI_Keyval_free");
+    return plx_attr_free_keyval(PLX_KEYVAL_COMM, keyval, "MPI_Keyval_free");
 }
 
 static int plx_attr_put(MPI_Comm comm, int keyval, void *attribute_val, const char *fn)
@@ -181,7 +196,7 @@ static int plx_attr_put(MPI_Comm comm, int keyval, void *attribute_val, const ch
     struct plx_keyval *kv;
     int rc;
     plx_api_lock();
-    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, keyval, &kv, "set", 0, fn, "keyval")))
+    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, PLX_KEYVAL_COMM, keyval, &kv, "set", 0, fn, "keyval")))
         goto out;
     rc = plx_attr_set(&c->attrs, c->obj.handle, kv, attribute_val);
     if (rc != MPI_SUCCESS)
@@ -209,7 +224,7 @@ static int plx_attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *fla
     struct plx_keyval *kv;
     int rc;
     plx_api_lock();
-    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, keyval, &kv, NULL, 1, fn, "keyval")))
+    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, PLX_KEYVAL_COMM, keyval, &kv, NULL, 1, fn, "keyval")))
         goto out;
     if (!attribute_val) {
         rc = plx_api_null_arg(c, fn, "attribute_val");
@@ -250,7 +265,7 @@ static int plx_attr_del(MPI_Comm comm, int keyval, const char *fn)
     struct plx_keyval *kv;
     int rc;
     plx_api_lock();
-    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, keyval, &kv, "deleted", 1, fn, "keyval")))
+    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, PLX_KEYVAL_COMM, keyval, &kv, "deleted", 1, fn, "keyval")))
         goto out;
     rc = plx_attr_delete(&c->attrs, c->obj.handle, kv);
     if (rc != MPI_SUCCESS)
@@ -270,4 +285,112 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 {
     return plx_attr_del(comm, keyval, "MPI_Attr_delete");
+}
+
+/* --- datatype attributes ------------------------------------------------------
+ * Errors go to MPI_COMM_WORLD's handler, as for every datatype call. */
+
+static int plx_attr_type(MPI_Datatype h, struct plx_datatype **dt_p, const char *fn)
+{
+    plx_api_check_init(fn);
+    struct plx_datatype *dt = plx_dt_lookup(h);
+    *dt_p = dt;
+    if (!dt)
+        return plx_api_err(NULL, fn, MPI_ERR_TYPE, "argument 'datatype' is %s (handle 0x%x)",
+                           h == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype", (unsigned)h);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_create_keyval = PMPI_Type_create_keyval
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state)
+{
+    return plx_attr_create_keyval(PLX_KEYVAL_TYPE, type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state,
+                                  "MPI_Type_create_keyval");
+}
+
+#pragma weak MPI_Type_free_keyval = PMPI_Type_free_keyval
+int PMPI_Type_free_keyval(int *type_keyval)
+{
+    return plx_attr_free_keyval(PLX_KEYVAL_TYPE, type_keyval, "MPI_Type_free_keyval");
+}
+
+#pragma weak MPI_Type_set_attr = PMPI_Type_set_attr
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
+{
+    static const char fn[] = "MPI_Type_set_attr";
+    struct plx_datatype *dt;
+    struct plx_keyval *kv;
+    int rc;
+    plx_api_lock();
+    if ((rc = plx_attr_type(datatype, &dt, fn)) ||
+        (rc = plx_attr_keyval(NULL, PLX_KEYVAL_TYPE, type_keyval, &kv, "set", 0, fn, "type_keyval")))
+        goto out;
+    rc = plx_attr_set(&dt->attrs, dt->obj.handle, kv, attribute_val);
+    if (rc != MPI_SUCCESS)
+        rc = plx_attr_callback_err(NULL, fn, "delete", type_keyval, rc);
+out:
+    plx_api_unlock();
+    return rc;
+}
+
+#pragma weak MPI_Type_get_attr = PMPI_Type_get_attr
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
+{
+    static const char fn[] = "MPI_Type_get_attr";
+    struct plx_datatype *dt;
+    struct plx_keyval *kv;
+    int rc;
+    plx_api_lock();
+    if ((rc = plx_attr_type(datatype, &dt, fn)) ||
+        (rc = plx_attr_keyval(NULL, PLX_KEYVAL_TYPE, type_keyval, &kv, NULL, 1, fn, "type_keyval")))
+        goto out;
+    if (!attribute_val || !flag) {
+        rc = plx_api_null_arg(NULL, fn, attribute_val ? "flag" : "attribute_val");
+        goto out;
+    }
+    struct plx_attr *a = plx_attr_find(dt->attrs, kv);
+    *flag = a != NULL;
+    if (a)
+        *(void **)attribute_val = a->value;
+out:
+    plx_api_unlock();
+    return rc;
+}
+
+#pragma weak MPI_Type_delete_attr = PMPI_Type_delete_attr
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
+{
+    static const char fn[] = "MPI_Type_delete_attr";
+    struct plx_datatype *dt;
+    struct plx_keyval *kv;
+    int rc;
+    plx_api_lock();
+    if ((rc = plx_attr_type(datatype, &dt, fn)) ||
+        (rc = plx_attr_keyval(NULL, PLX_KEYVAL_TYPE, type_keyval, &kv, "deleted", 1, fn, "type_keyval")))
+        goto out;
+    rc = plx_attr_delete(&dt->attrs, dt->obj.handle, kv);
+    if (rc != MPI_SUCCESS)
+        rc = plx_attr_callback_err(NULL, fn, "delete", type_keyval, rc);
+out:
+    plx_api_unlock();
+    return rc;
+}
+
+/* Called with the API lock held. On a failing copy callback the attributes
+ * already copied are deleted again (their delete callbacks run) and the
+ * caller frees the new type. */
+int plx_attr_type_copy(struct plx_datatype *old, struct plx_datatype *new, const char *fn)
+{
+    int rc = plx_attr_list_copy(old->attrs, old->obj.handle, &new->attrs);
+    if (rc == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    plx_attr_list_delete_all(&new->attrs, new->obj.handle);
+    return plx_attr_callback_err(NULL, fn, "copy", MPI_KEYVAL_INVALID, rc);
+}
+
+int plx_attr_type_delete_all(struct plx_datatype *dt, const char *fn)
+{
+    int rc = plx_attr_list_delete_all(&dt->attrs, dt->obj.handle);
+    return rc == MPI_SUCCESS ? rc : plx_attr_callback_err(NULL, fn, "delete", MPI_KEYVAL_INVALID, rc);
 }

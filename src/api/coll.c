@@ -320,7 +320,8 @@ static int plx_allgather(const void *sbuf, int scount, MPI_Datatype stype, void 
         rc = plx_cc_counts(c, fn, rcounts, displs, "recvcounts");
     if (rc == MPI_SUCCESS)
         rc = plx_cc_buf(c, fn, rbuf, v ? 0 : rcount, rtype, &rdt, "recvbuf");
-    if (rc == MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS &&
+        !(req == NULL && !v && plx_shmcoll_allgather(c, sbuf, scount, sdt, rbuf, rcount, rdt))) {
         struct plx_sched *s = plx_sched_new(c);
         if (v)
             plx_coll_allgatherv_sched(s, sbuf, scount, sdt, rbuf, rcounts, displs, rdt);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "api/api.h"
+#include "api/attr.h"
 #include "core/datatype.h"
 
 #pragma weak MPI_Type_size = PMPI_Type_size
@@ -184,10 +185,15 @@ int PMPI_Type_free(MPI_Datatype *datatype)
         return plx_api_err(NULL, "MPI_Type_free", MPI_ERR_TYPE, "cannot free the predefined datatype %s",
                            dt->name);
     plx_api_lock();
-    plx_dt_release(dt);
+    /* Delete callbacks run now, when the user lets go, not when the last
+     * pending operation does; a failing one leaves the type allocated. */
+    rc = plx_attr_type_delete_all(dt, "MPI_Type_free");
+    if (rc == MPI_SUCCESS)
+        plx_dt_release(dt);
     plx_api_unlock();
-    *datatype = MPI_DATATYPE_NULL;
-    return MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        *datatype = MPI_DATATYPE_NULL;
+    return rc;
 }
 
 /* --- constructors ---------------------------------------------------------- */
@@ -386,6 +392,11 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     struct plx_datatype *d = plx_dt_dup(old);
     if (d && old->name[0])
         snprintf(d->name, sizeof d->name, "%s", old->name);
+    if (d && (rc = plx_attr_type_copy(old, d, fn)) != MPI_SUCCESS) {
+        plx_dt_release(d);
+        plx_api_unlock();
+        return rc;
+    }
     rc = plx_api_new_type(d, newtype, fn);
     plx_api_unlock();
     return rc;

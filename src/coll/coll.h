@@ -6,7 +6,10 @@
  * They run over comm's collective context (context_id + 1), never matching
  * user point-to-point traffic, with the given tag so that concurrent
  * internal operations (e.g. MPI_Comm_create_group with different tags) do not
- * mix. Members are comm->lpids[0..size-1]; a caller may build a temporary
+ * mix. Tags on a collective context: >= 0 are MPI_Comm_create_group's user
+ * tags (any value up to MPI_TAG_UB), -2..-15 the library's own internal
+ * collectives (below), -16 and less the schedules' (sched.c). So no user
+ * tag can match the library's traffic. Members are comm->lpids[0..size-1]; a caller may build a temporary
  * struct plx_comm on the stack describing a subset (Comm_create_group).
  * Blocking; they drive progress while they wait.
  */
@@ -17,7 +20,8 @@
 #include <stdint.h>
 #include "core/objects.h"
 
-#define PLX_COLL_TAG_DEFAULT 0x7ff0   /* internal tags live in the collective context only */
+#define PLX_COLL_TAG_DEFAULT (-2)     /* context-id agreement, finalize */
+#define PLX_COLL_TAG_SHM (-3)         /* setting up a shared collective segment */
 
 enum plx_coll_u64_op { PLX_COLL_BAND, PLX_COLL_BOR, PLX_COLL_MAX, PLX_COLL_MIN, PLX_COLL_SUM };
 

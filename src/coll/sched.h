@@ -15,8 +15,9 @@
  * (context_id + 1) with a tag drawn from a per-communicator sequence
  * (comm->coll_tag), so collectives never match user point-to-point traffic
  * and concurrent nonblocking collectives on one communicator never match
- * each other. Internal tags are negative (below MPI_ANY_TAG), leaving the
- * non-negative ones to the library's own internal collectives (coll.h).
+ * each other. Schedule tags are -16 and below (under MPI_ANY_TAG and the
+ * library's internal collectives' -2..-15); the non-negative ones belong to
+ * MPI_Comm_create_group's user tags (coll.h).
  *
  * Buffers: the schedule owns its temporary buffers and holds a reference on
  * every datatype, the op and the communicator until it completes.

@@ -1,14 +1,17 @@
 /*
  * Collectives through a shared segment, for communicators whose ranks all
- * run on this node: blocking Barrier, Bcast, Reduce and Allreduce of small
- * contiguous data are loads and stores in one mapped segment instead of
- * messages (no matching, no per-message headers, log-free fan-in).
+ * run on this node: blocking Barrier, Bcast, Reduce, Allreduce and
+ * Allgather are loads and stores in one mapped segment instead of messages
+ * (no matching, no per-message headers, no rendezvous), large ones in
+ * chunks. Reduce/Allreduce above PLEXUS_COLL_SHM_MAX bytes need a
+ * contiguous datatype.
  *
  * Each entry returns 1 when it did the operation, 0 when the caller must use
- * the message-based schedule (communicator spans nodes, data too large or
- * not contiguous, PLEXUS_COLL_SHM=0, or the segment could not be made). The
- * decision depends only on arguments every rank passes identically, so all
- * ranks take the same path. The segment is made, collectively, on the third
+ * the message-based schedule (communicator spans nodes, no data, a large
+ * non-contiguous reduction, PLEXUS_COLL_SHM=0, or the segment could not be
+ * made). The decision depends only on arguments every rank passes
+ * identically (the byte count; for reductions, whose datatype is the same
+ * everywhere, also its contiguity), so all ranks take the same path. The segment is made, collectively, on the third
  * eligible call on a communicator (a communicator used once never pays for
  * it) and unmapped when the communicator is freed.
  *
@@ -27,5 +30,8 @@ int plx_shmcoll_bcast(struct plx_comm *c, void *buf, MPI_Aint count, struct plx_
 /* root < 0: allreduce. sbuf may be MPI_IN_PLACE. */
 int plx_shmcoll_reduce(struct plx_comm *c, const void *sbuf, void *rbuf, MPI_Aint count, struct plx_datatype *dt,
                        struct plx_op *op, int root);
+/* sbuf may be MPI_IN_PLACE (then sdt is NULL). */
+int plx_shmcoll_allgather(struct plx_comm *c, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
+                          void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt);
 
 #endif

@@ -34,6 +34,8 @@
 #include <sys/uio.h>
 #include "core/handle.h"
 
+struct plx_attr;
+
 struct plx_dt_run {
     MPI_Aint disp;              /* first block, from the element's origin */
     MPI_Aint len;               /* bytes per block (> 0) */
@@ -75,6 +77,9 @@ struct plx_datatype {
     struct plx_datatype *inner;
 
     char name[MPI_MAX_OBJECT_NAME];
+    /* Cached attributes (MPI_Type_set_attr), core/attr.c's list; predefined
+     * types may carry them too. Deleted by MPI_Type_free. */
+    struct plx_attr *attrs;
 };
 
 extern struct plx_objtab plx_datatype_tab;
