@@ -265,19 +265,24 @@ static void plx_shm_coop_help(struct plx_shm_peer *p, const struct plx_shm_help 
         return;
     struct plx_shm_coop_slot *s = &p->seg->coop[h->slot];
     pid_t pid = plx_procs.p[p->lpid].pid;
-    int i;
+    int i, copied = 0;
     while (plx_shm.help_ok && (i = plx_shm_coop_claim(s, h->gen, h->nchunks)) >= 0) {
+        copied = 1;
         size_t off = (size_t)i * h->chunk, n = PLX_MIN(h->chunk, h->len - off);
         if (plx_shm_cma_copy(pid, 1, (char *)(uintptr_t)(h->src + off), h->dst + off, n) != PLX_OK) {
             plx_debug(1, "shm: process_vm_writev to rank %d failed (%s); receivers copy alone", p->lpid,
                       strerror(errno));
             plx_shm.help_ok = 0;
             atomic_fetch_or_explicit(&s->fail, 1u << i, memory_order_acq_rel);
-            return;
+            break;
         }
         atomic_fetch_add_explicit(&s->done, n, memory_order_acq_rel);
         plx_shm.st_helped_bytes += n;
     }
+    /* the reader may have gone to sleep waiting for our last chunk */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (copied && atomic_load_explicit(&p->seg->sleeping, memory_order_relaxed))
+        plx_shm_ring_bell(p);
 }
 
 /* Starts a shared read when it is large enough and a slot and ring room
