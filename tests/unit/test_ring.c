@@ -1,9 +1,10 @@
 /*
  * Unit test of the shared-memory ring (src/transport/shm/ring.h):
- * single-process edge cases (full ring, wrap markers, maximum records), then
- * a producer process and a consumer process streaming 200,000 records of
- * pseudo-random sizes through a small ring, checking every byte and the
- * order.
+ * single-process edge cases (full ring, wrap markers, maximum records),
+ * payloads of 4 KiB and more placed at the sender's page offset, then a
+ * producer process and a consumer process streaming 200,000 records of
+ * pseudo-random sizes (from random offsets) through a small ring and a
+ * larger one, checking every byte and the order.
  */
 #include <sched.h>
 #include <stdint.h>
@@ -88,33 +89,81 @@ static void edge_cases(void *base)
     T_CHECK(r && r->len == 0, "empty record read back");
     plx_ring_consume(&c, r);
     r = plx_ring_peek(&c);
-    T_CHECK(r && r->len == 5 && !memcmp(r + 1, "\1\2\3\4\5", 5), "gathered record read back");
+    T_CHECK(r && r->len == 5 && !memcmp(plx_ring_payload(r), "\1\2\3\4\5", 5), "gathered record read back");
     plx_ring_consume(&c, r);
 }
 
-static void stress(void *base)
+/* Payloads of 4 KiB and more keep the page offset of the sender's data
+ * (its last iovec), across laps; smaller ones follow the header. */
+static void page_offsets(void *base, uint64_t ring)
+{
+    struct plx_ring_prod p;
+    struct plx_ring_cons c;
+    memset(base, 0, PLX_RING_CTRL + ring);
+    plx_ring_prod_init(&p, base, ring);
+    plx_ring_cons_init(&c, base, ring);
+    uint8_t *src = aligned_alloc(4096, 3 * 4096 + 8192);
+    uint64_t off8 = 0x1122334455667788ull;
+    static const size_t offs[] = { 0, 8, 32, 100, 2048, 4000, 4095 };
+    static const size_t lens[] = { 4096, 5000, 8191, 4095 };
+    int bad = 0, n = 0;
+    for (int round = 0; round < 40; round++) {
+        size_t o = offs[round % 7], len = lens[round % 4];
+        int two = round % 3 == 0;              /* an 8-byte prefix iovec, like DATA */
+        for (size_t i = 0; i < len; i++)
+            src[o + i] = (uint8_t)(i * 13 + (size_t)round);
+        struct plx_hdr h = { .type = PLX_PKT_EAGER, .seq = (uint32_t)round, .len = len + (two ? 8 : 0) };
+        struct iovec iov[2] = { { &off8, 8 }, { src + o, len } };
+        T_CHECK(plx_ring_write(&p, &h, two ? iov : iov + 1, two ? 2 : 1) == PLX_OK, "record %d written", round);
+        const struct plx_hdr *r = plx_ring_peek(&c);
+        T_CHECK(r && r->seq == (uint32_t)round && r->len == h.len, "record %d read back", round);
+        if (!r)
+            break;
+        const uint8_t *d = (const uint8_t *)plx_ring_payload(r) + (two ? 8 : 0);
+        if (two && memcmp(plx_ring_payload(r), &off8, 8) != 0)
+            bad++;
+        for (size_t i = 0; i < len; i++)
+            if (d[i] != (uint8_t)(i * 13 + (size_t)round)) {
+                bad++;
+                break;
+            }
+        if (len >= PLX_RING_PAD_MIN - (two ? 8 : 0) && ((uintptr_t)d & 4095) != o)
+            T_CHECK(0, "record %d of %zu bytes at page offset %zu, sender's %zu", round, len,
+                    (size_t)((uintptr_t)d & 4095), o);
+        if (len < 4000 && !two)
+            T_CHECK(plx_ring_payload(r) == (const void *)(r + 1), "small record %d is not padded", round);
+        plx_ring_consume(&c, r);
+        n++;
+    }
+    T_CHECK(bad == 0 && n == 40, "%d of %d padded records corrupted", bad, n);
+    T_CHECK(plx_ring_peek(&c) == NULL, "ring empty after the padded records");
+    free(src);
+}
+
+static void stress(void *base, uint64_t ring)
 {
     const uint32_t count = 200000;
-    memset(base, 0, PLX_RING_CTRL + RING);
+    memset(base, 0, PLX_RING_CTRL + ring);
     pid_t pid = fork();
     if (pid == 0) {
         struct plx_ring_prod p;
-        plx_ring_prod_init(&p, base, RING);
-        uint8_t *buf = malloc(RING);
+        plx_ring_prod_init(&p, base, ring);
+        uint8_t *buf = malloc(ring + 4096);
         uint32_t s = 1;
         for (uint32_t seq = 0; seq < count; seq++) {
-            size_t len = rnd(&s) % 3 == 0 ? rnd(&s) % plx_ring_max_payload(RING) : rnd(&s) % 200;
+            size_t len = rnd(&s) % 3 == 0 ? rnd(&s) % plx_ring_max_payload(ring) : rnd(&s) % 200;
+            size_t at = rnd(&s) % 4096;
             for (size_t i = 0; i < len; i++)
-                buf[i] = pattern(seq, i);
+                buf[at + i] = pattern(seq, i);
             struct plx_hdr h = { .type = PLX_PKT_EAGER, .seq = seq, .len = len };
-            struct iovec iov = { buf, len };
+            struct iovec iov = { buf + at, len };
             while (plx_ring_write(&p, &h, &iov, 1) == PLX_BUSY)
                 sched_yield();  /* the machine may have fewer cores than spinners */
         }
         _exit(0);
     }
     struct plx_ring_cons c;
-    plx_ring_cons_init(&c, base, RING);
+    plx_ring_cons_init(&c, base, ring);
     uint32_t got = 0, bad = 0;
     while (got < count) {
         const struct plx_hdr *h = plx_ring_peek(&c);
@@ -124,7 +173,7 @@ static void stress(void *base)
         }
         if (h->seq != got)
             bad++;
-        const uint8_t *d = (const uint8_t *)(h + 1);
+        const uint8_t *d = plx_ring_payload(h);
         for (size_t i = 0; i < h->len; i++)
             if (d[i] != pattern(h->seq, i)) {
                 bad++;
@@ -142,9 +191,12 @@ static void stress(void *base)
 
 int main(void)
 {
-    void *base = mmap(NULL, PLX_RING_CTRL + RING, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    const uint64_t big = 4 * RING;
+    void *base = mmap(NULL, PLX_RING_CTRL + big, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     edge_cases(base);
-    stress(base);
-    munmap(base, PLX_RING_CTRL + RING);
+    page_offsets(base, big);
+    stress(base, RING);
+    stress(base, big);
+    munmap(base, PLX_RING_CTRL + big);
     T_DONE("ring");
 }

@@ -419,9 +419,9 @@ static int plx_shm_poll(void)
             continue;
         do {
             if (plx_unlikely(h->type == PLX_SHM_PKT_HELP))
-                plx_shm_coop_help(p, (const struct plx_shm_help *)(h + 1));
+                plx_shm_coop_help(p, plx_ring_payload(h));
             else
-                plx_pt2pt_dispatch(p->lpid, h, h + 1);
+                plx_pt2pt_dispatch(p->lpid, h, plx_ring_payload(h));
             plx_ring_consume(&p->in, h);
             work++;
         } while ((h = plx_ring_peek(&p->in)) != NULL);
