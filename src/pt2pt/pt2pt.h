@@ -5,9 +5,16 @@
  *            credit at the receiver: EAGER (+ SYNC flag for Ssend, answered
  *            by SYNC_ACK when matched). Completes once the transport took it.
  *  rendezvous  RTS {size, addr}; when matched the receiver reads the
- *            sender's buffer directly (read_remote, e.g. process_vm_readv)
- *            and answers FIN; if the transport cannot, it answers CTS and
- *            the sender streams DATA fragments into the posted buffer.
+ *            sender's buffer directly (read_remote, e.g. process_vm_readv;
+ *            over shared memory the waiting sender helps copy) and answers
+ *            FIN; if the transport cannot, it answers CTS and the sender
+ *            streams DATA fragments into the posted buffer.
+ *  non-contiguous  large blocks move without packing where the transport
+ *            copies scattered memory (copy_remote): the receiver reads into
+ *            its blocks; a sender's blocks go out as RTS with PUSH, the
+ *            receiver answers CTS with PUSH {rreq, addr, bytes}, the sender
+ *            writes them there and sends PUT_DONE. Small blocks: RTS with
+ *            NOREAD, then CTS/DATA with each fragment packed as it leaves.
  *  credits   a receiver returns eager bytes as they are consumed (CREDIT),
  *            so unexpected eager data held at a receiver never exceeds the
  *            transport's eager credit per sender (PLEXUS_SHM_EAGER_CREDIT,
