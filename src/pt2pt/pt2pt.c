@@ -198,7 +198,9 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
         h.type = PLX_PKT_EAGER;
         h.flags = r->mode == PLX_MODE_SYNC ? PLX_PKT_F_SYNC : 0;
         h.len = r->bytes;
-        struct iovec iov[PLX_SEND_IOV_MAX] = { { r->data, r->bytes } };
+        struct iovec iov[PLX_SEND_IOV_MAX];     /* not zeroed: only the first niov are read */
+        iov[0].iov_base = r->data;
+        iov[0].iov_len = r->bytes;
         int niov = r->bytes ? 1 : 0;
         if (!r->data && r->bytes) {
             size_t got;
