@@ -142,6 +142,17 @@ def placement(out):
     return got
 
 
+def cut_when_ready(job, nready, cut, timeout=60):
+    """Waits for `nready` " ready" lines, then runs cut() (a link down, a host
+    killed) and waits for the job to end: (exit status, seconds since the cut)."""
+    job.wait_for(" ready", count=nready, timeout=60)
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    cut()
+    rc = job.finish(timeout=timeout)
+    return rc, time.monotonic() - t0
+
+
 WHERE = ["sh", "-c", 'echo "$PMI_RANK $(hostname) $MPI_LOCALRANKID $MPI_LOCALNRANKS"']
 
 
@@ -579,6 +590,28 @@ exec env -i PATH="$PATH" ip netns exec "$host" unshare --uts sh -c \\
                      % (c.hosts[1], c.hosts[1]), job.stderr), job.stderr
 
 
+# A stranger: connects to ADDR:PORT, sends the bytes HEX, and says whether the
+# other end closed the connection ("closed") or answered, within TIMEOUT s.
+STRAY_CLIENT = r"""
+import socket, sys
+addr, port, data, timeout = sys.argv[1], int(sys.argv[2]), bytes.fromhex(sys.argv[3]), float(sys.argv[4])
+s = socket.create_connection((addr, port), timeout=5)
+if not data:
+    s.close()
+    print("closed", flush=True)
+    sys.exit(0)
+s.sendall(data)
+s.settimeout(timeout)
+try:
+    got = s.recv(100)
+except ConnectionResetError:
+    got = b""
+except OSError as e:
+    got = repr(e).encode()
+print("closed" if got == b"" else "answered %r" % got, flush=True)
+"""
+
+
 def test_stray_clients_are_refused(mpiexec, test_hosts, marker, launch, tmp_path):
     c = test_hosts(2)
     release = tmp_path / "release"
@@ -606,26 +639,11 @@ def test_stray_clients_are_refused(mpiexec, test_hosts, marker, launch, tmp_path
         "launch": frame(2, b""),
         "close": b"",
     }
-    client = r'''
-import socket, sys, time
-data = bytes.fromhex(sys.argv[3])
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
-if not data:
-    s.close()
-    print("closed", flush=True)
-    sys.exit(0)
-s.sendall(data)
-s.settimeout(5)
-try:
-    got = s.recv(100)
-except OSError as e:
-    got = repr(e).encode()
-print("closed" if got == b"" else "answered %r" % got, flush=True)
-'''
     h2 = c.hosts[1]
     for name, data in attempts.items():
-        res = subprocess.run(["ip", "netns", "exec", h2, sys.executable, "-c", client, addr, port,
-                              data.hex(), marker], capture_output=True, text=True, timeout=20)
+        res = subprocess.run(["ip", "netns", "exec", h2, sys.executable, "-c", STRAY_CLIENT, addr,
+                              port, data.hex(), "5", marker], capture_output=True, text=True,
+                             timeout=20)
         assert res.stdout.strip() == "closed", (name, res.stdout, res.stderr)
     # one more that says nothing and stays: it must not hold the job up
     silent = subprocess.Popen(["ip", "netns", "exec", h2, sys.executable, "-c",
@@ -694,12 +712,7 @@ def test_link_down_while_streaming(mpiexec, test_hosts, marker, launch):
     tick = ["sh", "-c", 'echo "rank $PMI_RANK ready"; while :; do echo "rank $PMI_RANK '
             '$(date +%s%N) xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"; sleep 0.002; done']
     job = launch.start(hosts_job(c, mpiexec, ["-n", "4"] + tick + [marker]))
-    job.wait_for(" ready", count=4, timeout=30)
-    time.sleep(0.5)
-    t0 = time.monotonic()
-    c.link_down(victim)
-    rc = job.finish(timeout=30)
-    took = time.monotonic() - t0
+    rc, took = cut_when_ready(job, 4, lambda: c.link_down(victim), timeout=30)
     assert rc == 255, job.stderr[-2000:]
     assert re.search(r"mpiexec: lost host %s \(ranks 1, 3\): it stopped answering" % victim,
                      job.stderr), job.stderr[-2000:]
@@ -830,35 +843,6 @@ def test_64mib_between_every_pair(mpiexec, mh_exchange, tcp_transport, test_host
             in job.stdout, job.stdout
 
 
-STRAY_CLIENT = r"""
-import socket, struct, sys
-addr, port, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-hello = lambda secret, hdr=32: struct.pack("<IHHiiII16s", 0x54584c50, 1, hdr, 0, 1, 2, 0, secret)
-# a packet header that would deliver tag 4242 to rank 1 if it got through
-pkt = struct.pack("<BBHiiIQQ", 1, 0, 0, 0, 4242, 0, 8, 0) + b"forged!!"
-data = {
-    "garbage": b"GET / HTTP/1.0\r\n\r\n",
-    "random": bytes((i * 97 + 13) & 0xff for i in range(4096)),
-    "forged": hello(b"\x5a" * 16) + pkt * 10,
-    "hdrsize": hello(b"\x00" * 16, hdr=64) + pkt,
-    "half": hello(b"\x00" * 16)[:20],
-    "close": b"",
-}[what]
-s = socket.create_connection((addr, port), timeout=5)
-if not data:
-    s.close()
-    print("closed", flush=True)
-    sys.exit(0)
-s.sendall(data)
-s.settimeout(15)
-try:
-    got = s.recv(100)
-except ConnectionResetError:
-    got = b""
-except OSError as e:
-    got = repr(e).encode()
-print("closed" if got == b"" else "answered %r" % got, flush=True)
-"""
 
 
 @pytest.mark.mpi
@@ -876,11 +860,22 @@ def test_stray_clients_at_a_rank_port(mpiexec, mh_exchange, tcp_transport, test_
                                               "-n", "2", mh_exchange, "stray", release, marker],
                                  hosts=[h1, h2]))
     job.wait_for(" ready", count=2, timeout=60)
-    attacks = ["garbage", "random", "forged", "hdrsize", "half", "close"]
+    def hello(secret, hdr=32):
+        return struct.pack("<IHHiiII16s", 0x54584c50, 1, hdr, 0, 1, 2, 0, secret)
+    # a packet header that would deliver tag 4242 to rank 1 if it got through
+    pkt = struct.pack("<BBHiiIQQ", 1, 0, 0, 0, 4242, 0, 8, 0) + b"forged!!"
+    attacks = {
+        "garbage": b"GET / HTTP/1.0\r\n\r\n",
+        "random": bytes((i * 97 + 13) & 0xff for i in range(4096)),
+        "forged": hello(b"\x5a" * 16) + pkt * 10,
+        "hdrsize": hello(b"\x00" * 16, hdr=64) + pkt,
+        "half": hello(b"\x00" * 16)[:20],
+        "close": b"",
+    }
     for target in (h1, h2):
-        for what in attacks:
+        for what, data in attacks.items():
             res = subprocess.run(["ip", "netns", "exec", h3, sys.executable, "-c", STRAY_CLIENT,
-                                  c.address(target), str(port), what, marker],
+                                  c.address(target), str(port), data.hex(), "15", marker],
                                  capture_output=True, text=True, timeout=30)
             assert res.stdout.strip() == "closed", (target, what, res.stdout, res.stderr)
     release.write_text("")
@@ -906,15 +901,7 @@ def test_lost_host_ends_mpi_job(mpiexec, mh_exchange, tcp_transport, test_hosts,
     c = test_hosts(3)
     victim = c.hosts[2]
     job = launch.start(hosts_job(c, mpiexec, ["-n", "6", mh_exchange, "ring", marker]))
-    job.wait_for(" ready", count=6, timeout=60)
-    time.sleep(0.5)
-    t0 = time.monotonic()
-    if how == "kill":
-        c.kill_host(victim)
-    else:
-        c.link_down(victim)
-    rc = job.finish(timeout=60)
-    took = time.monotonic() - t0
+    rc, took = cut_when_ready(job, 6, lambda: (c.kill_host if how == "kill" else c.link_down)(victim))
     assert rc != 0
     assert re.search(r"mpiexec: lost host %s \(ranks 2, 5\)" % victim, job.stderr), job.stderr
     assert took < 15, took
@@ -998,12 +985,7 @@ def test_link_down_detected_by_ranks(mpiexec, mh_exchange, tcp_transport, test_h
     job = launch.start(hosts_job(c, mpiexec, ["--host-timeout", "120", "-genv",
                                               "PLEXUS_TCP_PEER_TIMEOUT", "4", "-n", "6",
                                               mh_exchange, "ring", marker]))
-    job.wait_for(" ready", count=6, timeout=60)
-    time.sleep(0.5)
-    t0 = time.monotonic()
-    c.link_down(victim)
-    rc = job.finish(timeout=60)
-    took = time.monotonic() - t0
+    rc, took = cut_when_ready(job, 6, lambda: c.link_down(victim))
     assert rc == 1, job.stderr
     assert re.search(r"tcp: connection between rank \d \(host \S+\) and rank [25] \(host %s\) at "
                      r"%s:\d+ lost: Connection timed out" % (victim, re.escape(c.address(victim))),

@@ -149,7 +149,9 @@ static _Noreturn void plx_proxy_abandon(const char *why)
     for (int i = 0; i < plx_proxy.nlocal; i++)
         running += plx_proxy.r[i].started && !plx_proxy.r[i].exited;
     plx_proxy_kill_all(SIGKILL);
-    if (!(plx_proxy.done && running == 0))
+    /* with every rank already over (mpiexec ended the job and went away
+     * before saying DONE), nothing was lost: no message */
+    if (running > 0)
         plx_proxy_msg("%s; killed the %d running rank%s of this host", why, running,
                       running == 1 ? "" : "s");
     for (int i = 0; i < plx_proxy.nlocal; i++)
