@@ -29,6 +29,9 @@
  *              moves through messages (no rendezvous handshakes)
  *   allgather  per chunk, everyone packs its block's next piece into its
  *              slot (ready); everyone unpacks all pieces
+ *   alltoall   per chunk, everyone packs the next piece of each of its p
+ *              blocks into its slot (slot/p bytes per peer; ready); everyone
+ *              unpacks its own piece from every slot
  *
  * Why not messages for large data: on one node a message costs the same
  * copies plus matching and, above the eager limit, a rendezvous round trip
@@ -444,6 +447,56 @@ int plx_shmcoll_allgather(struct plx_comm *c, const void *sbuf, MPI_Aint scount,
                 memcpy(blk + rdt->true_lb + off, plx_shmc_slot(s, p, k, j), len);
             else
                 plx_dt_unpack_range(plx_shmc_slot(s, p, k, j), len, blk, rcount, rdt, off);
+        }
+        __atomic_store_n(&s->flags[r].done, k, __ATOMIC_RELEASE);
+    }
+    return 1;
+}
+
+/* Per chunk: every rank packs the next piece of each of its p blocks into
+ * its slot (piece j for rank j, slot/p bytes each), then unpacks piece r of
+ * every rank's slot into block j of rbuf. In place works piece by piece: a
+ * rank has packed all of a piece's range before it overwrites it. */
+int plx_shmcoll_alltoall(struct plx_comm *c, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
+                         void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt)
+{
+    size_t n = (size_t)rcount * (size_t)rdt->size;
+    if (n == 0)
+        return 0;
+    struct plx_shmc *s = plx_shmc_get(c);
+    if (!s)
+        return 0;
+    int p = c->size, r = c->rank;
+    size_t piece = s->slot / (size_t)p / PLX_CACHELINE * PLX_CACHELINE;
+    size_t rext = (size_t)rcount * (size_t)rdt->extent;
+    size_t sext = sbuf == MPI_IN_PLACE ? rext : (size_t)scount * (size_t)sdt->extent;
+    const char *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    MPI_Aint sc = sbuf == MPI_IN_PLACE ? rcount : scount;
+    struct plx_datatype *st = sbuf == MPI_IN_PLACE ? rdt : sdt;
+    for (size_t off = 0; off < n; off += piece) {
+        uint64_t k = ++s->seq;
+        int set = (int)(k % 2);
+        size_t len = PLX_MIN(piece, n - off);
+        char *mine = plx_shmc_slot(s, p, k, r);
+        plx_shmc_wait_all_done(c, s, k);
+        for (int j = 0; j < p; j++) {
+            const char *blk = src + (size_t)j * sext;
+            if (st->contig)
+                memcpy(mine + (size_t)j * piece, blk + st->true_lb + off, len);
+            else
+                plx_dt_pack_range(blk, sc, st, off, mine + (size_t)j * piece, len);
+        }
+        __atomic_store_n(&s->flags[r].ready[set], k, __ATOMIC_RELEASE);
+        for (int i = 0; i < p; i++) {
+            int j = (r + i) % p;
+            if (j != r)
+                plx_shmc_wait(c, &s->flags[j].ready[set], k, j);
+            const char *from = plx_shmc_slot(s, p, k, j) + (size_t)r * piece;
+            char *blk = (char *)rbuf + (size_t)j * rext;
+            if (rdt->contig)
+                memcpy(blk + rdt->true_lb + off, from, len);
+            else
+                plx_dt_unpack_range(from, len, blk, rcount, rdt, off);
         }
         __atomic_store_n(&s->flags[r].done, k, __ATOMIC_RELEASE);
     }
