@@ -65,9 +65,12 @@
 
 /* Slot size: the small one-shot path needs PLEXUS_COLL_SHM_MAX; chunks of
  * large collectives want big slots (fewer rounds), but the segment is
- * 2 * p slots, so they shrink with p to keep its data at 2 MiB at most:
- * 128K per slot up to p = 8, 64K at 16, 16K at 64. */
-#define PLX_SHMC_SEG_DATA (2u << 20)
+ * 2 * p slots (every communicator used for collectives on a node has one,
+ * in /dev/shm), so they shrink with p to keep its data at 1 MiB at most:
+ * 128K per slot up to p = 4, 64K at 8, 8K at 64. Measured at 2 ranks,
+ * Allreduce of 128K-256K: 33-34 / 76-80 us with 128K slots, 44-46 / 87-89
+ * with 64K. */
+#define PLX_SHMC_SEG_DATA (1u << 20)
 #define PLX_SHMC_SLOT_MAX (128u << 10)
 
 struct plx_shmc_flags {
@@ -221,7 +224,7 @@ static inline int plx_shmc_note_cpu(struct plx_shmc *s, int r)
  * common on a busy machine even with no more ranks than cores (the
  * scheduler packs two ranks that often yield onto one CPU): measured with
  * both of 2 ranks pinned to one CPU, a 64-byte Allreduce took 35 us (one
- * spin window per hand-off) before this rule and a few us with it; Open MPI
+ * spin window per hand-off) before this rule and 1 us with it; Open MPI
  * and MPICH, which never yield there, took 4-8 ms. */
 static void plx_shmc_wait(struct plx_comm *c, struct plx_shmc *s, const uint64_t *f, uint64_t want, int peer)
 {
@@ -239,7 +242,7 @@ static void plx_shmc_wait(struct plx_comm *c, struct plx_shmc *s, const uint64_t
         }
         if (cpu == -2)
             cpu = plx_shmc_note_cpu(s, c->rank);
-        if (n > plx_config.spin_count || __atomic_load_n(&s->flags[peer].cpu, __ATOMIC_RELAXED) == cpu) {
+        if (n > plx_config.spin_count || (cpu >= 0 && __atomic_load_n(&s->flags[peer].cpu, __ATOMIC_RELAXED) == cpu)) {
             sched_yield();
             cpu = plx_shmc_note_cpu(s, c->rank);    /* we may have moved */
         } else {
