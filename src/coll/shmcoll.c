@@ -391,7 +391,7 @@ static void plx_shmc_reduce_large(struct plx_comm *c, struct plx_shmc *s, const 
     size_t esz = (size_t)dt->size;
     MPI_Aint per = (MPI_Aint)(s->slot / esz);
     const char *in = (const char *)(sbuf == MPI_IN_PLACE ? rbuf : sbuf) + dt->true_lb;
-    char *out = (char *)rbuf + dt->true_lb;
+    char *out = root < 0 || r == root ? (char *)rbuf + dt->true_lb : NULL;  /* rbuf: only where results go */
     for (MPI_Aint first = 0; first < count; first += per) {
         MPI_Aint m = PLX_MIN(per, count - first);
         uint64_t k = ++s->seq;
