@@ -190,18 +190,57 @@ int PMPI_Keyval_free(int *keyval)
     return plx_attr_free_keyval(PLX_KEYVAL_COMM, keyval, "MPI_Keyval_free");
 }
 
+/* Set, get and delete on one object's list (a communicator's or a
+ * datatype's), for a keyval of `kind`; errors are raised on ec. */
+static int plx_attr_obj_set(struct plx_comm *ec, int kind, struct plx_attr **list, int handle, int keyval,
+                            void *val, const char *fn, const char *arg)
+{
+    struct plx_keyval *kv;
+    int rc = plx_attr_keyval(ec, kind, keyval, &kv, "set", 0, fn, arg);
+    if (rc)
+        return rc;
+    rc = plx_attr_set(list, handle, kv, val);
+    return rc == MPI_SUCCESS ? rc : plx_attr_callback_err(ec, fn, "delete", keyval, rc);
+}
+
+static int plx_attr_obj_get(struct plx_comm *ec, int kind, struct plx_attr *list, int keyval, void *attribute_val,
+                            int *flag, const char *fn, const char *arg)
+{
+    struct plx_keyval *kv;
+    int rc = plx_attr_keyval(ec, kind, keyval, &kv, NULL, 1, fn, arg);
+    if (rc)
+        return rc;
+    if (!attribute_val || !flag)
+        return plx_api_null_arg(ec, fn, attribute_val ? "flag" : "attribute_val");
+    if (kv->obj.builtin) {      /* only communicator keyvals are predefined */
+        *flag = plx_attr_get_predefined(keyval, (void **)attribute_val);
+        return MPI_SUCCESS;
+    }
+    struct plx_attr *a = plx_attr_find(list, kv);
+    *flag = a != NULL;
+    if (a)
+        *(void **)attribute_val = a->value;
+    return MPI_SUCCESS;
+}
+
+static int plx_attr_obj_del(struct plx_comm *ec, int kind, struct plx_attr **list, int handle, int keyval,
+                            const char *fn, const char *arg)
+{
+    struct plx_keyval *kv;
+    int rc = plx_attr_keyval(ec, kind, keyval, &kv, "deleted", 1, fn, arg);
+    if (rc)
+        return rc;
+    rc = plx_attr_delete(list, handle, kv);
+    return rc == MPI_SUCCESS ? rc : plx_attr_callback_err(ec, fn, "delete", keyval, rc);
+}
+
 static int plx_attr_put(MPI_Comm comm, int keyval, void *attribute_val, const char *fn)
 {
     struct plx_comm *c;
-    struct plx_keyval *kv;
-    int rc;
     plx_api_lock();
-    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, PLX_KEYVAL_COMM, keyval, &kv, "set", 0, fn, "keyval")))
-        goto out;
-    rc = plx_attr_set(&c->attrs, c->obj.handle, kv, attribute_val);
-    if (rc != MPI_SUCCESS)
-        rc = plx_attr_callback_err(c, fn, "delete", keyval, rc);
-out:
+    int rc = plx_api_comm(comm, &c, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_attr_obj_set(c, PLX_KEYVAL_COMM, &c->attrs, c->obj.handle, keyval, attribute_val, fn, "keyval");
     plx_api_unlock();
     return rc;
 }
@@ -221,28 +260,10 @@ int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 static int plx_attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag, const char *fn)
 {
     struct plx_comm *c;
-    struct plx_keyval *kv;
-    int rc;
     plx_api_lock();
-    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, PLX_KEYVAL_COMM, keyval, &kv, NULL, 1, fn, "keyval")))
-        goto out;
-    if (!attribute_val) {
-        rc = plx_api_null_arg(c, fn, "attribute_val");
-        goto out;
-    }
-    if (!flag) {
-        rc = plx_api_null_arg(c, fn, "flag");
-        goto out;
-    }
-    if (kv->obj.builtin) {
-        *flag = plx_attr_get_predefined(keyval, (void **)attribute_val);
-        goto out;
-    }
-    struct plx_attr *a = plx_attr_find(c->attrs, kv);
-    *flag = a != NULL;
-    if (a)
-        *(void **)attribute_val = a->value;
-out:
+    int rc = plx_api_comm(comm, &c, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_attr_obj_get(c, PLX_KEYVAL_COMM, c->attrs, keyval, attribute_val, flag, fn, "keyval");
     plx_api_unlock();
     return rc;
 }
@@ -262,15 +283,10 @@ int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 static int plx_attr_del(MPI_Comm comm, int keyval, const char *fn)
 {
     struct plx_comm *c;
-    struct plx_keyval *kv;
-    int rc;
     plx_api_lock();
-    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_attr_keyval(c, PLX_KEYVAL_COMM, keyval, &kv, "deleted", 1, fn, "keyval")))
-        goto out;
-    rc = plx_attr_delete(&c->attrs, c->obj.handle, kv);
-    if (rc != MPI_SUCCESS)
-        rc = plx_attr_callback_err(c, fn, "delete", keyval, rc);
-out:
+    int rc = plx_api_comm(comm, &c, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_attr_obj_del(c, PLX_KEYVAL_COMM, &c->attrs, c->obj.handle, keyval, fn, "keyval");
     plx_api_unlock();
     return rc;
 }
@@ -320,16 +336,11 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 {
     static const char fn[] = "MPI_Type_set_attr";
     struct plx_datatype *dt;
-    struct plx_keyval *kv;
-    int rc;
     plx_api_lock();
-    if ((rc = plx_attr_type(datatype, &dt, fn)) ||
-        (rc = plx_attr_keyval(NULL, PLX_KEYVAL_TYPE, type_keyval, &kv, "set", 0, fn, "type_keyval")))
-        goto out;
-    rc = plx_attr_set(&dt->attrs, dt->obj.handle, kv, attribute_val);
-    if (rc != MPI_SUCCESS)
-        rc = plx_attr_callback_err(NULL, fn, "delete", type_keyval, rc);
-out:
+    int rc = plx_attr_type(datatype, &dt, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_attr_obj_set(NULL, PLX_KEYVAL_TYPE, &dt->attrs, dt->obj.handle, type_keyval, attribute_val, fn,
+                              "type_keyval");
     plx_api_unlock();
     return rc;
 }
@@ -339,21 +350,10 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 {
     static const char fn[] = "MPI_Type_get_attr";
     struct plx_datatype *dt;
-    struct plx_keyval *kv;
-    int rc;
     plx_api_lock();
-    if ((rc = plx_attr_type(datatype, &dt, fn)) ||
-        (rc = plx_attr_keyval(NULL, PLX_KEYVAL_TYPE, type_keyval, &kv, NULL, 1, fn, "type_keyval")))
-        goto out;
-    if (!attribute_val || !flag) {
-        rc = plx_api_null_arg(NULL, fn, attribute_val ? "flag" : "attribute_val");
-        goto out;
-    }
-    struct plx_attr *a = plx_attr_find(dt->attrs, kv);
-    *flag = a != NULL;
-    if (a)
-        *(void **)attribute_val = a->value;
-out:
+    int rc = plx_attr_type(datatype, &dt, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_attr_obj_get(NULL, PLX_KEYVAL_TYPE, dt->attrs, type_keyval, attribute_val, flag, fn, "type_keyval");
     plx_api_unlock();
     return rc;
 }
@@ -363,16 +363,10 @@ int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 {
     static const char fn[] = "MPI_Type_delete_attr";
     struct plx_datatype *dt;
-    struct plx_keyval *kv;
-    int rc;
     plx_api_lock();
-    if ((rc = plx_attr_type(datatype, &dt, fn)) ||
-        (rc = plx_attr_keyval(NULL, PLX_KEYVAL_TYPE, type_keyval, &kv, "deleted", 1, fn, "type_keyval")))
-        goto out;
-    rc = plx_attr_delete(&dt->attrs, dt->obj.handle, kv);
-    if (rc != MPI_SUCCESS)
-        rc = plx_attr_callback_err(NULL, fn, "delete", type_keyval, rc);
-out:
+    int rc = plx_attr_type(datatype, &dt, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_attr_obj_del(NULL, PLX_KEYVAL_TYPE, &dt->attrs, dt->obj.handle, type_keyval, fn, "type_keyval");
     plx_api_unlock();
     return rc;
 }

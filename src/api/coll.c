@@ -372,7 +372,7 @@ static int plx_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *
         rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
     if (rc == MPI_SUCCESS)
         rc = plx_cc_buf(c, fn, rbuf, rcount, rtype, &rdt, "recvbuf");
-    if (rc == MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS && !(req == NULL && plx_shmcoll_alltoall(c, sbuf, scount, sdt, rbuf, rcount, rdt))) {
         struct plx_sched *s = plx_sched_new(c);
         plx_coll_alltoall_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt);
         rc = plx_cc_go(s, req, c);

@@ -83,56 +83,55 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
     return MPI_SUCCESS;
 }
 
-int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+/* The four extent queries: (true_lb, true_extent) or (lb, extent) into v. */
+static int plx_api_extent(MPI_Datatype h, int true_ext, const void *lb, const void *extent, MPI_Aint v[2],
+                          const char *fn)
 {
     struct plx_datatype *dt = NULL;
-    int rc = plx_api_dt(datatype, &dt, "MPI_Type_get_extent_x");
+    int rc = plx_api_dt(h, &dt, fn);
     if (rc)
         return rc;
     if (!lb || !extent)
-        return plx_api_null_arg(NULL, "MPI_Type_get_extent_x", lb ? "extent" : "lb");
-    *lb = dt->lb;
-    *extent = dt->extent;
+        return plx_api_null_arg(NULL, fn, lb ? "extent" : "lb");
+    v[0] = true_ext ? dt->true_lb : dt->lb;
+    v[1] = true_ext ? dt->true_extent : dt->extent;
     return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    MPI_Aint v[2] = { 0, 0 };
+    int rc = plx_api_extent(datatype, 0, lb, extent, v, "MPI_Type_get_extent_x");
+    if (rc == MPI_SUCCESS)
+        *lb = v[0], *extent = v[1];
+    return rc;
 }
 
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-    struct plx_datatype *dt = NULL;
-    int rc = plx_api_dt(datatype, &dt, "MPI_Type_get_extent");
-    if (rc)
-        return rc;
-    if (!lb || !extent)
-        return plx_api_null_arg(NULL, "MPI_Type_get_extent", lb ? "extent" : "lb");
-    *lb = dt->lb;
-    *extent = dt->extent;
-    return MPI_SUCCESS;
+    MPI_Aint v[2] = { 0, 0 };
+    int rc = plx_api_extent(datatype, 0, lb, extent, v, "MPI_Type_get_extent");
+    if (rc == MPI_SUCCESS)
+        *lb = v[0], *extent = v[1];
+    return rc;
 }
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-    struct plx_datatype *dt = NULL;
-    int rc = plx_api_dt(datatype, &dt, "MPI_Type_get_true_extent_x");
-    if (rc)
-        return rc;
-    if (!lb || !extent)
-        return plx_api_null_arg(NULL, "MPI_Type_get_true_extent_x", lb ? "extent" : "lb");
-    *lb = dt->true_lb;
-    *extent = dt->true_extent;
-    return MPI_SUCCESS;
+    MPI_Aint v[2] = { 0, 0 };
+    int rc = plx_api_extent(datatype, 1, lb, extent, v, "MPI_Type_get_true_extent_x");
+    if (rc == MPI_SUCCESS)
+        *lb = v[0], *extent = v[1];
+    return rc;
 }
 
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-    struct plx_datatype *dt = NULL;
-    int rc = plx_api_dt(datatype, &dt, "MPI_Type_get_true_extent");
-    if (rc)
-        return rc;
-    if (!lb || !extent)
-        return plx_api_null_arg(NULL, "MPI_Type_get_true_extent", lb ? "extent" : "lb");
-    *lb = dt->true_lb;
-    *extent = dt->true_extent;
-    return MPI_SUCCESS;
+    MPI_Aint v[2] = { 0, 0 };
+    int rc = plx_api_extent(datatype, 1, lb, extent, v, "MPI_Type_get_true_extent");
+    if (rc == MPI_SUCCESS)
+        *lb = v[0], *extent = v[1];
+    return rc;
 }
 
 int PMPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen)

@@ -142,6 +142,21 @@ static int plx_topo_comm(MPI_Comm h, int kind, struct plx_comm **c_p, struct plx
     return MPI_SUCCESS;
 }
 
+/* plx_topo_comm, then checks a 'rank' argument: a rank of the communicator
+ * (Cartesian) or a node of the graph. */
+static int plx_topo_comm_rank(MPI_Comm h, int kind, int rank, struct plx_comm **c_p, struct plx_topo **t_p,
+                              const char *fn)
+{
+    int rc = plx_topo_comm(h, kind, c_p, t_p, fn);
+    if (rc)
+        return rc;
+    int n = kind == MPI_GRAPH ? (*t_p)->nnodes : (*c_p)->size;
+    if (rank < 0 || rank >= n)
+        return plx_api_err(*c_p, fn, MPI_ERR_RANK, "argument 'rank' is %d (the %s has %d %s)", rank,
+                           kind == MPI_GRAPH ? "graph" : "communicator", n, kind == MPI_GRAPH ? "nodes" : "ranks");
+    return MPI_SUCCESS;
+}
+
 /* Splits off the first n ranks of c (no reordering) and attaches t to the
  * new communicator; ranks past n get MPI_COMM_NULL (and t is freed there). */
 static int plx_topo_attach(struct plx_comm *c, int n, struct plx_topo *t, MPI_Comm *newcomm, const char *fn)
@@ -344,12 +359,9 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
     static const char fn[] = "MPI_Cart_coords";
     struct plx_comm *c;
     struct plx_topo *t;
-    int rc = plx_topo_comm(comm, MPI_CART, &c, &t, fn);
+    int rc = plx_topo_comm_rank(comm, MPI_CART, rank, &c, &t, fn);
     if (rc)
         return rc;
-    if (rank < 0 || rank >= c->size)
-        return plx_api_err(c, fn, MPI_ERR_RANK, "argument 'rank' is %d (the communicator has %d ranks)", rank,
-                           c->size);
     if (maxdims < t->ndims)
         return plx_api_err(c, fn, MPI_ERR_ARG, "maxdims %d is less than the %d dimensions", maxdims, t->ndims);
     if (t->ndims > 0 && !coords)
@@ -535,11 +547,9 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
     static const char fn[] = "MPI_Graph_neighbors_count";
     struct plx_comm *c;
     struct plx_topo *t;
-    int rc = plx_topo_comm(comm, MPI_GRAPH, &c, &t, fn);
+    int rc = plx_topo_comm_rank(comm, MPI_GRAPH, rank, &c, &t, fn);
     if (rc)
         return rc;
-    if (rank < 0 || rank >= t->nnodes)
-        return plx_api_err(c, fn, MPI_ERR_RANK, "argument 'rank' is %d (the graph has %d nodes)", rank, t->nnodes);
     if (!nneighbors)
         return plx_api_null_arg(c, fn, "nneighbors");
     int lo, hi;
@@ -552,11 +562,9 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
     static const char fn[] = "MPI_Graph_neighbors";
     struct plx_comm *c;
     struct plx_topo *t;
-    int rc = plx_topo_comm(comm, MPI_GRAPH, &c, &t, fn);
+    int rc = plx_topo_comm_rank(comm, MPI_GRAPH, rank, &c, &t, fn);
     if (rc)
         return rc;
-    if (rank < 0 || rank >= t->nnodes)
-        return plx_api_err(c, fn, MPI_ERR_RANK, "argument 'rank' is %d (the graph has %d nodes)", rank, t->nnodes);
     int lo, hi;
     plx_graph_range(t, rank, &lo, &hi);
     for (int i = lo; i < hi && i - lo < maxneighbors; i++)

@@ -20,6 +20,13 @@
  *   reduce_scatter  recursive halving (commutative, p a power of two, small/medium); pairwise
  *                   (commutative, otherwise); reduce + scatterv (non-commutative)
  *   scan/exscan     recursive doubling
+ *
+ * These message schedules serve nonblocking collectives, communicators that
+ * span nodes, and what the node-local shared segment (shmcoll.c) leaves:
+ * blocking Barrier, Reduce/Allreduce (any size; large ones need a contiguous
+ * type), Allgather, Bcast (except at 2 ranks above the shm eager limit) and
+ * Alltoall (blocks up to the shm eager limit) on one node go through the
+ * segment instead.
  */
 #ifndef PLX_COLL_ALGO_H
 #define PLX_COLL_ALGO_H

@@ -145,6 +145,30 @@ static void plx_allreduce_rabenseifner(struct plx_sched *s, char *acc, char *tmp
     }
 }
 
+/* Non-power-of-two pre-step of the reductions: of each pair (2i, 2i+1)
+ * below 2*rem, the even rank sends acc to the odd one, which folds it in
+ * (lower rank first, so non-commutative ops stay exact) and carries on as
+ * rank i of a power-of-two group. Returns that rank, -1 for the even ranks
+ * that drop out; ranks from 2*rem up become r - rem. */
+static int plx_fold_pairs(struct plx_sched *s, char *acc, char *tmp, MPI_Aint count, struct plx_datatype *dt,
+                          int rem)
+{
+    int r = s->comm->rank, newrank;
+    if (r >= 2 * rem)
+        return r - rem;
+    if (r % 2 == 0) {
+        plx_sched_send(s, acc, count, dt, r + 1);
+        newrank = -1;
+    } else {
+        plx_sched_recv(s, tmp, count, dt, r - 1);
+        plx_sched_fence(s);
+        plx_sched_reduce(s, tmp, acc, count, dt);
+        newrank = r / 2;
+    }
+    plx_sched_fence(s);
+    return newrank;
+}
+
 /* Reduce for large vectors and commutative ops: fold, recursive halving,
  * then the pieces travel back up the halving tree toward the root only.
  * Going back, at the step of mask m the rank whose distance to the root
@@ -161,20 +185,7 @@ static void plx_reduce_rabenseifner(struct plx_sched *s, const void *src, void *
     char *acc = r == root ? rbuf : plx_sched_alloc_layout(s, count, dt);
     char *tmp = plx_sched_alloc_layout(s, count, dt);
     plx_sched_copy(s, src, count, dt, acc, count, dt);
-    if (r < 2 * rem) {
-        if (r % 2 == 0) {
-            plx_sched_send(s, acc, count, dt, r + 1);
-            newrank = -1;
-        } else {
-            plx_sched_recv(s, tmp, count, dt, r - 1);
-            plx_sched_fence(s);
-            plx_sched_reduce(s, tmp, acc, count, dt);
-            newrank = r / 2;
-        }
-        plx_sched_fence(s);
-    } else {
-        newrank = r - rem;
-    }
+    newrank = plx_fold_pairs(s, acc, tmp, count, dt, rem);
     /* a root folded away is stood in for by its odd partner */
     int newroot = root < 2 * rem ? root / 2 : root - rem;
     int stand_in = plx_real_rank(newroot, rem);
@@ -221,21 +232,7 @@ void plx_coll_allreduce_sched(struct plx_sched *s, const void *sbuf, void *rbuf,
         pof2 *= 2;
     int rem = p - pof2, newrank;
     char *tmp = plx_sched_alloc_layout(s, count, dt);
-    /* fold: of each pair (2i, 2i+1) below 2*rem, the odd rank carries on */
-    if (r < 2 * rem) {
-        if (r % 2 == 0) {
-            plx_sched_send(s, acc, count, dt, r + 1);
-            newrank = -1;
-        } else {
-            plx_sched_recv(s, tmp, count, dt, r - 1);
-            plx_sched_fence(s);
-            plx_sched_reduce(s, tmp, acc, count, dt);   /* lower rank first */
-            newrank = r / 2;
-        }
-        plx_sched_fence(s);
-    } else {
-        newrank = r - rem;
-    }
+    newrank = plx_fold_pairs(s, acc, tmp, count, dt, rem);
     if (newrank >= 0) {
         size_t nbytes = (size_t)count * (size_t)dt->size;
         if (commute && count >= pof2 && nbytes > PLX_ALLREDUCE_SHORT) {

@@ -1,7 +1,7 @@
 /*
  * Collectives through a shared segment, for communicators whose ranks all
- * run on this node: blocking Barrier, Bcast, Reduce, Allreduce and
- * Allgather are loads and stores in one mapped segment instead of messages
+ * run on this node: blocking Barrier, Bcast, Reduce, Allreduce, Allgather
+ * and Alltoall are loads and stores in one mapped segment instead of messages
  * (no matching, no per-message headers, no rendezvous), large ones in
  * chunks. Reduce/Allreduce above PLEXUS_COLL_SHM_MAX bytes need a
  * contiguous datatype.
@@ -33,5 +33,7 @@ int plx_shmcoll_reduce(struct plx_comm *c, const void *sbuf, void *rbuf, MPI_Ain
 /* sbuf may be MPI_IN_PLACE (then sdt is NULL). */
 int plx_shmcoll_allgather(struct plx_comm *c, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
                           void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt);
+int plx_shmcoll_alltoall(struct plx_comm *c, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
+                         void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt);
 
 #endif

@@ -242,6 +242,39 @@ static void test_alltoall(long n)
     PLX_CHECK_MPI(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, s, (int)n, MPI_INT, MPI_COMM_WORLD));
     for (int src = 0; src < size; src++)
         check_ints(s + src * n, n, src, rank, "Alltoall IN_PLACE", n, 0);
+    /* send every other int (a vector resized to 2n ints per block), receive
+     * into every third int: both sides non-contiguous */
+    if (n <= 100000) {
+        int *sv = plx_malloc((size_t)n * 2 * size * sizeof(int)), *rv = plx_malloc((size_t)n * 3 * size * sizeof(int));
+        for (int d = 0; d < size; d++)
+            for (long i = 0; i < 2 * n; i++)
+                sv[d * 2 * n + i] = i % 2 ? -2 : val(rank, d, i / 2);
+        for (long i = 0; i < 3 * n * size; i++)
+            rv[i] = -3;
+        MPI_Datatype v2, v2r, v3, v3r;
+        MPI_Type_vector((int)n, 1, 2, MPI_INT, &v2);
+        MPI_Type_create_resized(v2, 0, (MPI_Aint)(2 * n * sizeof(int)), &v2r);
+        MPI_Type_vector((int)n, 1, 3, MPI_INT, &v3);
+        MPI_Type_create_resized(v3, 0, (MPI_Aint)(3 * n * sizeof(int)), &v3r);
+        MPI_Type_commit(&v2r);
+        MPI_Type_commit(&v3r);
+        PLX_CHECK_MPI(MPI_Alltoall(sv, 1, v2r, rv, 1, v3r, MPI_COMM_WORLD));
+        int ok = 1;
+        for (int src = 0; src < size && ok; src++)
+            for (long i = 0; i < 3 * n && ok; i++) {
+                int want = i % 3 ? -3 : val(src, rank, i / 3);
+                if (rv[src * 3 * n + i] != want) {
+                    PLX_CHECK(0, "Alltoall vector->vector (n %ld): block %d int %ld is %d, expected %d", n, src, i,
+                              rv[src * 3 * n + i], want);
+                    ok = 0;
+                }
+            }
+        if (ok)
+            plx_test_pass();
+        MPI_Type_free(&v2), MPI_Type_free(&v2r), MPI_Type_free(&v3), MPI_Type_free(&v3r);
+        free(sv);
+        free(rv);
+    }
     free(s);
     free(r);
 }
