@@ -34,6 +34,9 @@ const struct plx_setting plx_settings[] = {
             "Use cross-memory attach (process_vm_readv) for large shared-memory messages"),
     PLX_SET("PLEXUS_SHM_COOP_MIN", PLX_SET_SIZE, "128K", shm_coop_min,
             "Smallest cross-memory-attach message that sender and receiver copy together (0: never)"),
+    PLX_SET("PLEXUS_BIND", PLX_SET_STRING, "core", bind,
+            "Read by mpiexec and plexus-proxy: core binds local rank i to the i-th allowed CPU when a "
+            "host runs 2 or more ranks and no more than its CPUs; none leaves placement to the scheduler"),
     PLX_SET("PLEXUS_SPIN_COUNT", PLX_SET_INT, "2000", spin_count,
             "Polls of the progress engine before a blocked wait starts yielding the CPU"),
     PLX_SET("PLEXUS_YIELD_COUNT", PLX_SET_INT, "50", yield_count,

@@ -91,6 +91,10 @@ struct plx_transport_ops {
      * the caller's business (poll once more after prepare). */
     int (*sleep_prepare)(void);
     void (*sleep_done)(void);
+    /* Optional: 1 when another process this transport reaches last ran on
+     * the CPU this one runs on (so spinning only delays it). Called by a
+     * wait that has spun a while without progress. */
+    int (*cpu_shared)(void);
     void (*finalize)(void);
 
     /* Optional (NULL: the PLEXUS_SHM_* values). Largest message sent

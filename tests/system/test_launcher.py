@@ -532,3 +532,40 @@ def test_mpi_timeout_dump(mpiexec, mpi_job, launch, marker):
 def test_mpi_hydra_abort(hydra, mpi_job, launch, marker):
     job = launch([hydra, "-n", "3", mpi_job, "abort", "1", "17", marker], timeout=60)
     assert job.proc.returncode == 17, job.stdout + job.stderr
+
+
+def _allowed_cpus(text):
+    """rank -> set of CPUs from 'r=<rank> <Cpus_allowed_list>' lines."""
+    out = {}
+    for l in lines(text):
+        rank, spec = l.split(" ", 1)
+        cpus = set()
+        for part in spec.strip().split(","):
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+        out[int(rank[2:])] = cpus
+    return out
+
+
+SHOW_CPUS = 'echo "r=$PMI_RANK $(sed -n "s/^Cpus_allowed_list:\\t//p" /proc/self/status)"'
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+def test_binding(mpiexec, launch, marker):
+    mine = os.sched_getaffinity(0)
+    n = len(mine)
+    # default: local rank i on the i-th allowed CPU, one each
+    job = launch([mpiexec, "-n", str(n), "sh", "-c", SHOW_CPUS, marker])
+    assert job.proc.returncode == 0, job.stderr
+    got = _allowed_cpus(job.stdout)
+    assert [got[r] for r in range(n)] == [{c} for c in sorted(mine)]
+    # more ranks than CPUs, a single rank, or PLEXUS_BIND=none: unbound
+    for args, env in (([mpiexec, "-n", str(n + 1)], None), ([mpiexec, "-n", "1"], None),
+                      ([mpiexec, "-n", str(n)], {"PLEXUS_BIND": "none"})):
+        job = launch(args + ["sh", "-c", SHOW_CPUS, marker], env=env)
+        assert job.proc.returncode == 0, job.stderr
+        assert all(c == mine for c in _allowed_cpus(job.stdout).values()), (args, env, job.stdout)
+    # anything else is a usage error
+    job = launch([mpiexec, "-n", "2", "true"], env={"PLEXUS_BIND": "socket"})
+    assert job.proc.returncode == 2
+    assert "PLEXUS_BIND must be 'core' or 'none'" in job.stderr

@@ -182,6 +182,9 @@ static void plx_mpiexec_help(void)
 "environment (except HOSTNAME, PWD, SHLVL, SSH_*, PMI_* and PLEXUS_NODE_NAME)\n"
 "and start in its working directory when the host has it.\n"
 "\n"
+"Binding: when a host runs 2 or more ranks and no more than its CPUs, local\n"
+"rank i is bound to the i-th CPU it may use (PLEXUS_BIND=core, the default);\n"
+"PLEXUS_BIND=none leaves placement to the scheduler.\n"
 "Each rank gets mpiexec's environment plus PMI_FD, PMI_RANK, PMI_SIZE,\n"
 "MPI_LOCALRANKID, MPI_LOCALNRANKS and PLEXUS_MPIEXEC=1, and runs in its own\n"
 "process group. Rank 0 reads mpiexec's standard input, the others /dev/null.\n"
@@ -1261,6 +1264,9 @@ int main(int argc, char **argv)
 
     plx_mpiexec_fix_stdio();
     plx_mpiexec_parse(argc, argv);
+    const char *bind = getenv("PLEXUS_BIND");
+    if (bind != NULL && strcmp(bind, "core") != 0 && strcmp(bind, "none") != 0)
+        plx_mpiexec_usage_error("PLEXUS_BIND must be 'core' or 'none', not '%s'", bind);
     plx_mpiexec_signals_setup();
     plx_mpiexec_raise_nofile();
     plx_mpiexec_setup_job();

@@ -6,11 +6,19 @@
  * pipes, the PMI socket without close-on-exec, the environment, the signal
  * mask and SIGPIPE disposition mpiexec's own caller gave us. mpiexec is
  * single-threaded, so calling setenv() in the child is safe.
+ *
+ * Binding (PLEXUS_BIND, default "core"): when a host runs 2 or more ranks
+ * and no more than the CPUs it may use, local rank i is bound to the i-th of
+ * those CPUs, as Open MPI does for small jobs. Unbound ranks start wherever
+ * the scheduler puts them, often two on one CPU until it moves one, and a
+ * ping-pong then runs at a fraction of its speed for its first
+ * milliseconds. "none" leaves placement to the scheduler.
  */
 #include "spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +56,30 @@ static void plx_spawn_setenv_int(const char *name, int v)
     char buf[32];
     snprintf(buf, sizeof(buf), "%d", v);
     setenv(name, buf, 1);
+}
+
+/* Binds the child as PLEXUS_BIND says (see the top of this file). A
+ * placement hint only: when it cannot be done the rank runs unbound. */
+static void plx_spawn_bind(const struct plx_spawn_desc *d)
+{
+    const char *how = getenv("PLEXUS_BIND");
+    if (how != NULL && strcmp(how, "core") != 0)
+        return;             /* "none" (mpiexec refuses other values at start) */
+    cpu_set_t allowed;
+    if (d->local_size < 2 || sched_getaffinity(0, sizeof allowed, &allowed) != 0 ||
+        d->local_size > CPU_COUNT(&allowed))
+        return;
+    for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &allowed))
+            continue;
+        if (seen++ == d->local_rank) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            (void)sched_setaffinity(0, sizeof one, &one);
+            return;
+        }
+    }
 }
 
 /* Runs in the child; never returns. Errors go through status_fd. */
@@ -89,6 +121,7 @@ static _Noreturn void plx_spawn_child(const struct plx_spawn_desc *d, pid_t pare
     plx_spawn_setenv_int("MPI_LOCALRANKID", d->local_rank);
     plx_spawn_setenv_int("MPI_LOCALNRANKS", d->local_size);
     setenv("PLEXUS_MPIEXEC", "1", 1);
+    plx_spawn_bind(d);
 
     signal(SIGPIPE, SIG_DFL);       /* mpiexec ignores it; ignoring is inherited */
     if (d->nofile != NULL)

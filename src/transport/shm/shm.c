@@ -43,6 +43,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,7 @@ struct plx_shm_coop_slot {
 
 struct plx_shm_seg_hdr {
     _Atomic uint32_t sleeping;
+    _Atomic int32_t cpu;               /* where the owner last waited (sched_getcpu), -1 unknown */
     uint32_t magic;
     uint32_t nlocal;
     int32_t owner_lpid;
@@ -448,6 +450,24 @@ static void plx_shm_sleep_done(void)
         ;
 }
 
+/* Publishes this process's CPU and says whether a node peer last waited
+ * on the same one: then the two take turns on one CPU (a loaded machine
+ * often puts them there), and every poll spun delays the peer we wait
+ * for. O(local ranks), called only after a stretch of idle polls. */
+static int plx_shm_cpu_shared(void)
+{
+    int cpu = sched_getcpu();
+    if (cpu < 0)
+        return 0;
+    if (atomic_load_explicit(&plx_shm.my_seg->cpu, memory_order_relaxed) != cpu)
+        atomic_store_explicit(&plx_shm.my_seg->cpu, cpu, memory_order_relaxed);
+    for (int i = 0; i < plx_shm.nlocal; i++)
+        if (i != plx_procs.my_local_index &&
+            atomic_load_explicit(&plx_shm.peers[i].seg->cpu, memory_order_relaxed) == cpu)
+            return 1;
+    return 0;
+}
+
 static void plx_shm_finalize(void)
 {
     if (plx_config.stats && (plx_shm.st_reads || plx_shm.st_helped_bytes))
@@ -513,6 +533,7 @@ static plx_status_t plx_shm_create_own(void)
     }
     plx_shm.my_seg = m;
     plx_shm.my_seg->magic = PLX_SHM_MAGIC;
+    atomic_store_explicit(&plx_shm.my_seg->cpu, -1, memory_order_relaxed);
     plx_shm.my_seg->nlocal = (uint32_t)plx_shm.nlocal;
     plx_shm.my_seg->owner_lpid = plx_procs.my_lpid;
     plx_shm.my_seg->ring_size = plx_shm.ring_size;
@@ -647,5 +668,6 @@ const struct plx_transport_ops plx_shm_ops = {
     .poll = plx_shm_poll,
     .sleep_prepare = plx_shm_sleep_prepare,
     .sleep_done = plx_shm_sleep_done,
+    .cpu_shared = plx_shm_cpu_shared,
     .finalize = plx_shm_finalize,
 };
