@@ -65,10 +65,11 @@ const struct plx_setting plx_settings[] = {
             "Bytes of small messages a TCP connection copies and queues while its socket is busy; "
             "beyond it senders wait"),
     PLX_SET("PLEXUS_COLL_SHM", PLX_SET_BOOL, "1", coll_shm,
-            "Blocking Barrier/Bcast/Reduce/Allreduce on a communicator within one node go through a "
-            "shared segment instead of messages"),
+            "Blocking Barrier/Bcast/Reduce/Allreduce/Allgather/Alltoall on a communicator within one "
+            "node go through a shared segment (in chunks when large) instead of messages"),
     PLX_SET("PLEXUS_COLL_SHM_MAX", PLX_SET_SIZE, "8K", coll_shm_max,
-            "Largest Bcast/Reduce/Allreduce (bytes per rank) that uses the shared segment"),
+            "Largest Reduce/Allreduce (bytes per rank) done in one round through the shared segment; "
+            "larger ones go through it in chunks"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 
