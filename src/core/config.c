@@ -32,6 +32,9 @@ const struct plx_setting plx_settings[] = {
             "Fragment size of the pipelined copy used when cross-memory attach is not allowed"),
     PLX_SET("PLEXUS_SHM_CMA", PLX_SET_BOOL, "1", shm_cma,
             "Use cross-memory attach (process_vm_readv) for large shared-memory messages"),
+    PLX_SET("PLEXUS_SHM_ALIGN", PLX_SET_STRING, "auto", shm_align,
+            "Alignment of 4 KiB+ payloads in the rings, kept equal to the sender's: page (4096), line (64), "
+            "none, or auto (page on AMD CPUs, whose memcpy slows down 25x on a skew modulo 4096; else none)"),
     PLX_SET("PLEXUS_SHM_COOP_MIN", PLX_SET_SIZE, "128K", shm_coop_min,
             "Smallest cross-memory-attach message that sender and receiver copy together (0: never)"),
     PLX_SET("PLEXUS_BIND", PLX_SET_STRING, "core", bind,

@@ -18,6 +18,7 @@ struct plx_config {
     size_t shm_frag_size;       /* PLEXUS_SHM_FRAG_SIZE */
     int shm_cma;                /* PLEXUS_SHM_CMA */
     size_t shm_coop_min;        /* PLEXUS_SHM_COOP_MIN */
+    char shm_align[8];          /* PLEXUS_SHM_ALIGN */
     char bind[16];              /* PLEXUS_BIND (used by mpiexec) */
     int spin_count;             /* PLEXUS_SPIN_COUNT */
     int yield_count;            /* PLEXUS_YIELD_COUNT */

@@ -93,14 +93,16 @@ static void edge_cases(void *base)
     plx_ring_consume(&c, r);
 }
 
-/* Payloads of 4 KiB and more keep the page offset of the sender's data
- * (its last iovec), across laps; smaller ones follow the header. */
-static void page_offsets(void *base, uint64_t ring)
+/* Payloads of 4 KiB and more keep the sender's data (its last iovec)
+ * offset modulo `align` (4096: the page offset, 64: the line offset, 0:
+ * none), across laps; smaller ones follow the header. */
+static void page_offsets(void *base, uint64_t ring, uint64_t align)
 {
     struct plx_ring_prod p;
     struct plx_ring_cons c;
     memset(base, 0, PLX_RING_CTRL + ring);
     plx_ring_prod_init(&p, base, ring);
+    p.align = align;
     plx_ring_cons_init(&c, base, ring);
     uint8_t *src = aligned_alloc(4096, 3 * 4096 + 8192);
     uint64_t off8 = 0x1122334455667788ull;
@@ -127,9 +129,11 @@ static void page_offsets(void *base, uint64_t ring)
                 bad++;
                 break;
             }
-        if (len >= PLX_RING_PAD_MIN - (two ? 8 : 0) && ((uintptr_t)d & 4095) != o)
-            T_CHECK(0, "record %d of %zu bytes at page offset %zu, sender's %zu", round, len,
-                    (size_t)((uintptr_t)d & 4095), o);
+        if (align && len >= PLX_RING_PAD_MIN - (two ? 8 : 0) && ((uintptr_t)d & (align - 1)) != (o & (align - 1)))
+            T_CHECK(0, "record %d of %zu bytes at offset %zu modulo %zu, sender's %zu", round, len,
+                    (size_t)((uintptr_t)d & (align - 1)), (size_t)align, o & (align - 1));
+        if (!align)
+            T_CHECK(plx_ring_payload(r) == (const void *)(r + 1), "record %d is not padded", round);
         if (len < 4000 && !two)
             T_CHECK(plx_ring_payload(r) == (const void *)(r + 1), "small record %d is not padded", round);
         plx_ring_consume(&c, r);
@@ -140,7 +144,7 @@ static void page_offsets(void *base, uint64_t ring)
     free(src);
 }
 
-static void stress(void *base, uint64_t ring)
+static void stress(void *base, uint64_t ring, uint64_t align)
 {
     const uint32_t count = 200000;
     memset(base, 0, PLX_RING_CTRL + ring);
@@ -148,6 +152,7 @@ static void stress(void *base, uint64_t ring)
     if (pid == 0) {
         struct plx_ring_prod p;
         plx_ring_prod_init(&p, base, ring);
+        p.align = align;
         uint8_t *buf = malloc(ring + 4096);
         uint32_t s = 1;
         for (uint32_t seq = 0; seq < count; seq++) {
@@ -194,9 +199,13 @@ int main(void)
     const uint64_t big = 4 * RING;
     void *base = mmap(NULL, PLX_RING_CTRL + big, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     edge_cases(base);
-    page_offsets(base, big);
-    stress(base, RING);
-    stress(base, big);
+    page_offsets(base, big, 4096);
+    page_offsets(base, big, 64);
+    page_offsets(base, big, 0);
+    stress(base, RING, 0);
+    stress(base, big, 0);
+    stress(base, big, 64);
+    stress(base, big, 4096);
     munmap(base, PLX_RING_CTRL + big);
     T_DONE("ring");
 }

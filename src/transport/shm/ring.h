@@ -15,14 +15,18 @@
  * store after zeroing), read only when its cached copy says the ring is full.
  * Inline because it is the shared-memory fast path.
  *
- * Page offsets. A payload of 4 KiB or more is placed at the same offset
- * within a page as the sender's data (a pad after the header, its length in
- * the pad's first word, flag PLX_RING_F_PAD): memcpy between addresses that
- * differ by a small amount modulo 4096 runs many times slower on some CPUs
- * (4K aliasing; measured 25-35x on AMD EPYC under KVM, 1.3-1.5x for a
- * 32-byte skew on the Intel machines here), and with the offset kept the
- * sender's copy in and, when the receive buffer has the sender's alignment,
- * the receiver's copy out both avoid it. Readers use plx_ring_payload().
+ * Alignment. A payload of 4 KiB or more is placed at the sender's data
+ * offset modulo `align` (a pad after the header, its length in the pad's
+ * first word, flag PLX_RING_F_PAD), so the sender's copy in and, when the
+ * receive buffer is aligned like the send buffer, the receiver's copy out
+ * move between equally aligned addresses. memcpy between addresses that
+ * differ by a small amount modulo 4096 runs 25-35x slower on AMD EPYC
+ * (reported under KVM): there the page offset is kept (align 4096). On the
+ * Intel machines here memcpy loses only 1.3-1.5x to a skew that is not a
+ * multiple of 64, and a pad costs more than it saves: 4 KiB ping-pong
+ * 1.26-1.33 us unpadded, 1.35-1.43 with line (64) alignment, 1.46-1.54 with
+ * page alignment. There records are not padded (align 0). See
+ * PLEXUS_SHM_ALIGN. Readers use plx_ring_payload().
  */
 #ifndef PLX_RING_H
 #define PLX_RING_H
@@ -53,6 +57,7 @@ struct plx_ring_prod {
     uint64_t size;              /* power of two */
     uint64_t head;
     uint64_t tail_cache;
+    uint64_t align;             /* payload alignment kept for large records: 64, 4096 or 0 (none) */
 };
 
 struct plx_ring_cons {
@@ -70,6 +75,7 @@ static inline void plx_ring_prod_init(struct plx_ring_prod *p, void *base, uint6
     p->size = size;
     p->head = atomic_load_explicit(&p->ctrl->head, memory_order_relaxed);
     p->tail_cache = atomic_load_explicit(&p->ctrl->tail, memory_order_acquire);
+    p->align = 0;
 }
 
 static inline void plx_ring_cons_init(struct plx_ring_cons *c, void *base, uint64_t size)
@@ -93,15 +99,16 @@ static inline void plx_ring_seal(void *rec, const struct plx_hdr *hdr, uint8_t e
 /* Pad after the header of a record at rec so that the last iovec's bytes
  * land at their own page offset; 0 for small payloads. At least 8 bytes
  * when not 0 (the pad's length is stored in it). */
-static inline uint64_t plx_ring__pad(const uint8_t *rec, const struct plx_hdr *hdr, const struct iovec *iov,
-                                     int iovcnt)
+static inline uint64_t plx_ring__pad(const struct plx_ring_prod *p, const uint8_t *rec, const struct plx_hdr *hdr,
+                                     const struct iovec *iov, int iovcnt)
 {
-    if (hdr->len < PLX_RING_PAD_MIN || iovcnt < 1)
+    if (hdr->len < PLX_RING_PAD_MIN || iovcnt < 1 || !p->align)
         return 0;
     const struct iovec *last = &iov[iovcnt - 1];
-    uintptr_t at = ((uintptr_t)rec + sizeof *hdr + (hdr->len - last->iov_len)) & 4095;
-    uint64_t pad = ((uintptr_t)last->iov_base - at) & 4095;
-    return pad < 8 ? pad + 4096 : pad;
+    uint64_t mask = p->align - 1;
+    uintptr_t at = ((uintptr_t)rec + sizeof *hdr + (hdr->len - last->iov_len)) & mask;
+    uint64_t pad = ((uintptr_t)last->iov_base - at) & mask;
+    return pad < 8 ? pad + p->align : pad;
 }
 
 /* The payload of a record returned by plx_ring_peek. */
@@ -133,12 +140,12 @@ static inline plx_status_t plx_ring_write(struct plx_ring_prod *p, const struct 
                                           const struct iovec *iov, int iovcnt)
 {
     uint64_t pos = p->head & (p->size - 1);
-    uint64_t pad = plx_ring__pad(p->data + pos, hdr, iov, iovcnt);
+    uint64_t pad = plx_ring__pad(p, p->data + pos, hdr, iov, iovcnt);
     uint64_t need = PLX_ALIGN_UP(sizeof *hdr + pad + hdr->len, PLX_RING_ALIGN);
     uint64_t contig = p->size - pos;
     uint64_t total = need;
     if (need > contig) {        /* starts the next lap, at offset 0 */
-        pad = plx_ring__pad(p->data, hdr, iov, iovcnt);
+        pad = plx_ring__pad(p, p->data, hdr, iov, iovcnt);
         need = PLX_ALIGN_UP(sizeof *hdr + pad + hdr->len, PLX_RING_ALIGN);
         total = contig + need;
     }

@@ -129,6 +129,7 @@ static struct {
     int bell_fd;
     int cma;                           /* 1 if process_vm_readv works between us */
     int help_ok;                       /* 0 after a process_vm_writev failed */
+    uint64_t align;                    /* ring payload alignment (PLEXUS_SHM_ALIGN) */
     uint32_t coop_free;                /* bit i: my slot i is free */
     uint32_t coop_active;              /* bit i: slot i waits for the helper */
     uint32_t coop_gen;
@@ -577,6 +578,7 @@ static plx_status_t plx_shm_map_peer(int li)
     (void)madvise(plx_shm_ring_at(p->seg, plx_procs.my_local_index), plx_shm_ring_stride(), MADV_POPULATE_WRITE);
 #endif
     plx_ring_prod_init(&p->out, plx_shm_ring_at(p->seg, plx_procs.my_local_index), plx_shm.ring_size);
+    p->out.align = plx_shm.align;
     plx_ring_cons_init(&p->in, plx_shm_ring_at(plx_shm.my_seg, li), plx_shm.ring_size);
     plx_shm_bell_addr(p->lpid, &p->bell, &p->bell_len);
     return PLX_OK;
@@ -604,9 +606,35 @@ static void plx_shm_probe_cma(void)
     }
 }
 
+/* PLEXUS_SHM_ALIGN (see ring.h): 4096, 64 or 0; -1 when not understood. */
+static int64_t plx_shm_align_setting(void)
+{
+    const char *a = plx_config.shm_align;
+    if (strcmp(a, "page") == 0)
+        return 4096;
+    if (strcmp(a, "line") == 0)
+        return 64;
+    if (strcmp(a, "none") == 0)
+        return 0;
+    if (strcmp(a, "auto") != 0)
+        return -1;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_is("amd"))
+        return 4096;
+#endif
+    return 0;
+}
+
 plx_status_t plx_shm_init(void)
 {
     plx_status_t st;
+    int64_t align = plx_shm_align_setting();
+    if (align < 0) {
+        plx_warn("PLEXUS_SHM_ALIGN=%s: expected page, line, none or auto", plx_config.shm_align);
+        return PLX_ERR_ARG;
+    }
+    plx_shm.align = (uint64_t)align;
     plx_shm.bell_fd = -1;
     plx_shm.help_ok = 1;
     plx_shm.coop_free = (uint32_t)((1ull << PLX_SHM_COOP_SLOTS) - 1);
