@@ -402,6 +402,10 @@ extern int *const MPI_WEIGHTS_EMPTY;
 #define MPI_T_ERR_INVALID_NAME        73
 #define MPI_T_ERR_INVALID             74
 
+/* MPICH's fault-tolerance class (MPICH_ERR_FIRST_MPIX + 1): a peer process
+ * failed (its connection broke, or it could not be reached). */
+#define MPIX_ERR_PROC_FAILED          101
+
 #define MPI_ERR_LASTCODE              0x3fffffff  /* largest valid error code */
 
 /* ------------------------------------------------------------------------

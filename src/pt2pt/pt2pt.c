@@ -35,6 +35,7 @@ struct plx_peer {
     size_t owed;                /* eager bytes of theirs we consumed, not yet returned */
     struct plx_list sendq;
     struct plx_list busy_link;  /* on plx_p2p.busy while sendq is not empty */
+    char *failed;               /* lost for good: the transport's account of it (else NULL) */
     /* PLEXUS_STATS: matched messages each way */
     uint64_t st_sent, st_sent_bytes, st_sent_rndv;
     uint64_t st_recv, st_recv_bytes;
@@ -43,6 +44,7 @@ struct plx_peer {
 static struct {
     struct plx_peer **peers;    /* by world rank, allocated on first use */
     int npeers;
+    int nfailed;                /* peers with `failed` set: only then is it looked at */
     struct plx_list busy;
     size_t credit_limit;
 } plx_p2p;
@@ -75,10 +77,14 @@ void plx_pt2pt_finalize(void)
 {
     if (plx_config.stats)
         plx_pt2pt_print_stats();
-    for (int i = 0; i < plx_p2p.npeers; i++)
+    for (int i = 0; i < plx_p2p.npeers; i++) {
+        if (plx_p2p.peers[i])
+            free(plx_p2p.peers[i]->failed);
         free(plx_p2p.peers[i]);
+    }
     free(plx_p2p.peers);
     plx_p2p.peers = NULL;
+    plx_p2p.nfailed = 0;
 }
 
 static __attribute__((noinline)) struct plx_peer *plx_peer_create(int lpid)
@@ -334,6 +340,8 @@ static void plx_send_ctl(int lpid, int type, int flags, int ctx, uint64_t cookie
                          size_t plen)
 {
     struct plx_peer *p = plx_peer_get(lpid);
+    if (plx_unlikely(p->failed))
+        return;                 /* nobody to tell any more */
     struct plx_hdr h = { .type = (uint8_t)type, .flags = (uint8_t)flags, .ctx = (uint16_t)ctx,
                          .len = plen, .sreq = cookie };
     if (plx_list_empty(&p->sendq)) {
@@ -361,6 +369,8 @@ static void plx_credit_consumed(int lpid, size_t bytes)
 
 /* --- starting requests --------------------------------------------------- */
 
+static void plx_req_fail(struct plx_request *r, struct plx_peer *p);
+
 static plx_status_t plx_no_route(int lpid)
 {
     plx_warn("no transport reaches rank %d (node %d) from rank %d (node %d); enabled transports: %s",
@@ -382,6 +392,10 @@ plx_status_t plx_pt2pt_send_start(struct plx_request *r)
     if (plx_unlikely(!p->tp)) {
         r->cc = 0;
         return plx_no_route(r->peer_lpid);
+    }
+    if (plx_unlikely(p->failed)) {
+        plx_req_fail(r, p);
+        return PLX_OK;
     }
     r->bytes = (size_t)r->count * (size_t)r->dt->size;
     r->push = 0;
@@ -495,6 +509,10 @@ static void plx_deliver_rts(struct plx_request *r, int lpid, int src, int tag, i
     r->rndv_cookie = sreq;
     r->rndv_done = 0;
     struct plx_peer *p = plx_peer_get(lpid);
+    if (plx_unlikely(p->failed)) {      /* its RTS came before the failure; the data never will */
+        plx_req_fail(r, p);
+        return;
+    }
     plx_status_t st;
     if (flags & PLX_PKT_F_PUSH) {
         /* the sender writes (or, if it cannot, streams) into r->data */
@@ -559,11 +577,19 @@ plx_status_t plx_pt2pt_recv_start(struct plx_request *r)
         plx_request_complete(r);
         return PLX_OK;
     }
+    r->peer_lpid = -1;          /* set when a rendezvous from the sender is matched */
     struct plx_match_q *q = plx_match_q(r->ctx);
     struct plx_unexp *u = plx_match_unexp_find(q, r->rank, r->tag, 1);
     if (u) {
         plx_deliver_unexp(r, u);
         return PLX_OK;
+    }
+    if (plx_unlikely(plx_p2p.nfailed) && r->rank != MPI_ANY_SOURCE) {
+        struct plx_peer *p = plx_p2p.peers[r->comm->lpids[r->rank]];
+        if (p && p->failed) {
+            plx_req_fail(r, p);
+            return PLX_OK;
+        }
     }
     plx_list_push_back(&q->posted, &r->link);
     return PLX_OK;
@@ -574,6 +600,7 @@ plx_status_t plx_pt2pt_mrecv_start(struct plx_request *r, struct plx_request *ms
     r->cc = 1;
     r->bytes = (size_t)r->count * (size_t)r->dt->size;
     r->st_error = MPI_SUCCESS;
+    r->peer_lpid = -1;
     struct plx_unexp *u = msg->msg;
     msg->msg = NULL;
     if (!u) {   /* MPI_MESSAGE_NO_PROC */
@@ -790,4 +817,141 @@ void plx_pt2pt_dispatch(int lpid, const struct plx_hdr *h, const void *payload)
     default:
         plx_fatal("unknown packet type %d from rank %d", h->type, lpid);
     }
+}
+
+/* --- failed peers ---------------------------------------------------------- */
+
+static int plx_comm_holds(const struct plx_comm *c, int lpid)
+{
+    for (int i = 0; i < c->size; i++)
+        if (c->lpids[i] == lpid)
+            return 1;
+    return 0;
+}
+
+struct plx_fail_scan {
+    int lpid;
+    int found;
+    struct plx_peer *peer;
+};
+
+static void plx_comm_returns_for(void *obj, void *arg)
+{
+    const struct plx_comm *c = obj;
+    struct plx_fail_scan *s = arg;
+    if (!s->found && c->errhandler && c->lpids &&
+        (c->errhandler->kind == PLX_ERRH_RETURN || c->errhandler->kind == PLX_ERRH_USER_COMM) &&
+        plx_comm_holds(c, s->lpid))
+        s->found = 1;
+}
+
+int plx_pt2pt_peer_failure_returns(int lpid)
+{
+    struct plx_fail_scan s = { .lpid = lpid };
+    /* the builtin communicators are not in the table's walk */
+    if (plx_comm_world)
+        plx_comm_returns_for(plx_comm_world, &s);
+    if (plx_comm_self)
+        plx_comm_returns_for(plx_comm_self, &s);
+    plx_obj_foreach(&plx_comm_tab, plx_comm_returns_for, &s);
+    return s.found;
+}
+
+static void plx_tag_str(int tag, char *buf, size_t len)
+{
+    if (tag == MPI_ANY_TAG)
+        snprintf(buf, len, "MPI_ANY_TAG");
+    else
+        snprintf(buf, len, "%d", tag);
+}
+
+/* Completes r with MPIX_ERR_PROC_FAILED and p's account of the failure. */
+static void plx_req_fail(struct plx_request *r, struct plx_peer *p)
+{
+    char tag[24];
+    const char *cname = r->comm->name[0] ? r->comm->name : "a communicator";
+    plx_tag_str(r->tag, tag, sizeof tag);
+    if (r->kind == PLX_REQ_SEND)
+        r->st_error = plx_err_make(MPIX_ERR_PROC_FAILED, "rank %d: send to rank %d (tag %s) on %s failed: %s",
+                                   plx_procs.my_lpid, r->rank, tag, cname, p->failed);
+    else if (r->rank == MPI_ANY_SOURCE)
+        r->st_error = plx_err_make(MPIX_ERR_PROC_FAILED,
+                                   "rank %d: receive from MPI_ANY_SOURCE (tag %s) on %s failed: a possible "
+                                   "sender (world rank %d) failed: %s",
+                                   plx_procs.my_lpid, tag, cname, p->lpid, p->failed);
+    else
+        r->st_error = plx_err_make(MPIX_ERR_PROC_FAILED, "rank %d: receive from rank %d (tag %s) on %s failed: %s",
+                                   plx_procs.my_lpid, r->rank, tag, cname, p->failed);
+    if (r->kind == PLX_REQ_RECV) {
+        r->st_source = r->rank;
+        r->st_tag = r->tag;
+        r->st_bytes = 0;
+    }
+    if (r->sq.kind) {           /* still waiting for transport space */
+        plx_list_remove(&r->sq.link);
+        r->sq.kind = 0;
+    }
+    r->cancel_pending = 0;
+    r->cc = 0;
+    plx_request_complete(r);
+}
+
+/* A started request the peer's packets would complete (send: any; receive:
+ * a rendezvous matched from it and still streaming). Posted receives are
+ * handled from the match queues. */
+static void plx_req_fail_if_bound(void *obj, void *arg)
+{
+    struct plx_request *r = obj;
+    struct plx_fail_scan *s = arg;
+    if (r->cc == 0 || r->peer_lpid != s->lpid || r->rank == MPI_PROC_NULL || !r->comm)
+        return;
+    if (r->kind == PLX_REQ_SEND || (r->kind == PLX_REQ_RECV && r->link.next == &r->link))
+        plx_req_fail(r, s->peer);
+}
+
+void plx_pt2pt_peer_failed(int lpid, const char *why)
+{
+    struct plx_peer *p = plx_peer_get(lpid);
+    if (p->failed)
+        return;
+    p->failed = plx_malloc(strlen(why) + 1);
+    strcpy(p->failed, why);
+    plx_p2p.nfailed++;
+    p->credits = 0;             /* plx_pt2pt_send_inline declines: sends take the path that fails them */
+    plx_warn("rank %d: %s; operations with rank %d fail with MPIX_ERR_PROC_FAILED", plx_procs.my_lpid, why,
+             lpid);
+
+    /* what waited for transport space: control packets go, requests fail below */
+    while (!plx_list_empty(&p->sendq)) {
+        struct plx_sendq_item *it = plx_list_entry(p->sendq.next, struct plx_sendq_item, link);
+        plx_list_remove(&it->link);
+        if (it->kind == PLX_SQ_CTL)
+            free(plx_container_of(it, struct plx_ctl, sq));
+        else
+            it->kind = 0;
+    }
+    plx_list_remove(&p->busy_link);
+
+    /* posted receives naming it, and wildcard ones it could have matched;
+     * O(contexts + posted receives), on this rare path only */
+    for (int ctx = 0; ctx < PLX_MAX_CONTEXTS; ctx++) {
+        struct plx_match_q *q = plx_match_q(ctx);
+        struct plx_list *pos, *n;
+        plx_list_for_each_safe(pos, n, &q->posted) {
+            struct plx_request *r = plx_list_entry(pos, struct plx_request, link);
+            int bound = r->rank == MPI_ANY_SOURCE ? plx_comm_holds(r->comm, lpid)
+                                                  : r->comm->lpids[r->rank] == lpid;
+            if (!bound)
+                continue;
+            plx_list_remove(&r->link);
+            plx_req_fail(r, p);
+        }
+    }
+
+    /* sends to it and rendezvous receives from it in flight: every request
+     * with a handle, and the blocking receive on the stack */
+    struct plx_fail_scan s = { .lpid = lpid, .peer = p };
+    plx_obj_foreach(&plx_request_tab, plx_req_fail_if_bound, &s);
+    if (plx_request_blocking)
+        plx_req_fail_if_bound(plx_request_blocking, &s);
 }

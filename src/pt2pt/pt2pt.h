@@ -78,6 +78,25 @@ void plx_pt2pt_zcopy_done(void *cookie);
 /* A read_remote that returned PLX_IN_PROGRESS has finished. */
 void plx_pt2pt_read_done(void *cookie, plx_status_t st);
 
+/* Failure of a peer, reported by a transport that lost it for good (its
+ * connection broke, or no connect succeeded); `why` names both ranks, the
+ * hosts and the address.
+ *
+ * plx_pt2pt_peer_failure_returns(lpid): does some communicator holding that
+ * rank have an error handler that returns (MPI_ERRORS_RETURN, a user
+ * function)? If not, the transport ends the job with `why` (plx_fatal), as
+ * MPI_ERRORS_ARE_FATAL asks. If so, it calls plx_pt2pt_peer_failed() from
+ * its poll (never from inside send): every request bound to the peer then
+ * completes with an error of class MPIX_ERR_PROC_FAILED whose text carries
+ * `why`: sends queued or in flight to it, receives posted for it, matched
+ * receives still streaming from it, and MPI_ANY_SOURCE receives posted at
+ * that moment on a communicator holding it (they complete, as in MPICH
+ * without ULFM's pending state: repost one to go on with the survivors).
+ * Later sends to it, and later receives naming it as source, fail at once;
+ * messages that arrived whole before the failure can still be received. */
+int plx_pt2pt_peer_failure_returns(int lpid);
+void plx_pt2pt_peer_failed(int lpid, const char *why);
+
 /* Emits queued packets where transports have room; returns work done. */
 int plx_pt2pt_flush(void);
 

@@ -187,6 +187,16 @@ class Cluster:
     def link_up(self, host):
         _ip("-n", self.switch, "link", "set", self._veth(host), "up")
 
+    def add_address(self, host, addr):
+        """One more IPv4 address (SUBNET.x) on the host's interface."""
+        _ip("-n", host, "addr", "add", addr + "/24", "dev", "eth0")
+
+    def blackhole(self, on_host, addr):
+        """From `on_host`, packets to addr go to a MAC nobody has: connects
+        to it get no answer at all (not even an ARP failure)."""
+        _ip("-n", on_host, "neigh", "replace", addr, "lladdr", "02:00:00:00:de:ad", "dev", "eth0",
+            "nud", "permanent")
+
     def kill_host(self, host):
         """The host disappears: link, then processes, then namespace."""
         _ip("-n", self.switch, "link", "del", self._veth(host), check=False)

@@ -940,6 +940,42 @@ def test_connect_timeout_names_ranks_hosts_address(mpiexec, mh_exchange, tcp_tra
 
 
 @pytest.mark.mpi
+def test_connect_timeout_is_per_peer(mpiexec, mh_exchange, tcp_transport, test_hosts, marker,
+                                     launch, tmp_path):
+    # the third host has three addresses, all of them a black hole seen from
+    # the second host: PLEXUS_TCP_CONNECT_TIMEOUT is the budget of the peer,
+    # shared among its addresses, not the time allowed to each (3 x 3 s)
+    c = test_hosts(3)
+    victim = c.hosts[2]
+    addrs = [c.address(victim), netns.SUBNET + ".103", netns.SUBNET + ".203"]
+    for a in addrs[1:]:
+        c.add_address(victim, a)
+    for a in addrs:
+        c.blackhole(c.hosts[1], a)
+    release = tmp_path / "release"
+    job = launch.start(hosts_job(c, mpiexec, ["--host-timeout", "120", "-genv",
+                                              "PLEXUS_TCP_CONNECT_TIMEOUT", "3", "-n", "3",
+                                              mh_exchange, "late", release, marker]))
+    job.wait_for(" ready", count=3, timeout=60)
+    t0 = time.monotonic()
+    release.write_text("")
+    rc = job.finish(timeout=60)
+    took = time.monotonic() - t0
+    assert rc == 1, job.stderr
+    m = re.search(r"tcp: rank 1 \(host %s\) cannot connect to rank 2 \(host %s\): no address "
+                  r"worked; tried (.*)\. Check" % (c.hosts[1], victim), job.stderr)
+    assert m, job.stderr
+    tried = re.findall(r"([\d.]+):\d+ \(connect timed out after ([\d.]+) s\)", m.group(1))
+    assert sorted(a for a, _ in tried) == sorted(addrs), m.group(1)
+    # equal shares of what is left: 1 s, then a little less each (a timeout
+    # is noticed up to 0.1 s late, by a wait that sleeps in slices of 0.1 s)
+    shares = [float(s) for _, s in tried]
+    assert all(0.5 <= s <= 1.01 for s in shares) and sum(shares) <= 3.01, tried
+    # 3 s of connecting, then the abort; 3 x 3 s before
+    assert took < 7, took
+
+
+@pytest.mark.mpi
 def test_handshake_timeout_names_ranks_hosts_address(mpiexec, mh_exchange, tcp_transport,
                                                       test_hosts, marker, launch):
     # rank 1 is stopped (SIGSTOP) before any message: its kernel accepts the
@@ -991,6 +1027,55 @@ def test_link_down_detected_by_ranks(mpiexec, mh_exchange, tcp_transport, test_h
                      r"%s:\d+ lost: Connection timed out" % (victim, re.escape(c.address(victim))),
                      job.stderr), job.stderr
     assert took < 20, took
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("handler", ["return", "fatal"])
+def test_lost_peer_is_an_mpi_error(mpiexec, mh_exchange, tcp_transport, test_hosts, marker,
+                                   launch, handler):
+    # rank 2's host is cut off while ranks 0 and 1 have a receive from it, a
+    # rendezvous send to it (and rank 0 a wildcard receive) pending. With
+    # MPI_ERRORS_RETURN each completes with MPIX_ERR_PROC_FAILED and the
+    # transport's account; later sends and receives naming rank 2 fail at
+    # once; ranks 0 and 1 still exchange checked data, then rank 0 aborts
+    # (exit code 7). With the default handler the job ends with the account.
+    c = test_hosts(3)
+    victim = c.hosts[2]
+    job = launch.start(hosts_job(c, mpiexec, ["--host-timeout", "120", "-genv",
+                                              "PLEXUS_TCP_PEER_TIMEOUT", "4", "-n", "3",
+                                              mh_exchange, "lose", "2", handler, marker]))
+    rc, took = cut_when_ready(job, 3, lambda: c.link_down(victim))
+    lost = (r"tcp: connection between rank %%d \(host %%s\) and rank 2 \(host %s\) at %s:\d+ "
+            r"lost: Connection timed out\. The peer process died, or its host or the network "
+            r"between them went down" % (victim, re.escape(c.address(victim))))
+    assert took < 20, (took, job.stderr)
+    if handler == "fatal":
+        assert rc == 1, job.stderr
+        assert any(re.search(lost % (r, c.hosts[r]), job.stderr) for r in (0, 1)), job.stderr
+        assert "MPI_Wait" not in job.stdout, job.stdout
+        return
+    assert rc == 7, job.stdout + job.stderr
+    assert re.search(r"mpiexec: rank 0 \(pid \d+ on host %s\) aborted the job with exit code 7"
+                     % c.hosts[0], job.stderr), job.stderr
+    for r in (0, 1):
+        failed = r"class 101 \(MPIX_ERR_PROC_FAILED\): rank %d: " % r
+        why = r" on MPI_COMM_WORLD failed: " + lost % (r, c.hosts[r]) + "$"
+        expect = [
+            r"MPI_Wait\(MPI_Irecv from the lost rank\): " + failed + r"receive from rank 2 \(tag 5\)",
+            r"MPI_Wait\(MPI_Isend of 1 MiB to the lost rank\): " + failed + r"send to rank 2 \(tag 7\)",
+            r"MPI_Send to the lost rank: " + failed + r"send to rank 2 \(tag 8\)",
+            r"MPI_Recv from the lost rank: " + failed + r"receive from rank 2 \(tag 8\)",
+        ]
+        if r == 0:
+            expect.append(r"MPI_Wait\(MPI_Irecv from MPI_ANY_SOURCE\): " + failed +
+                          r"receive from MPI_ANY_SOURCE \(tag 6\)" + r" on MPI_COMM_WORLD failed: "
+                          r"a possible sender \(world rank 2\) failed: " + lost % (r, c.hosts[r]) + "$")
+        for e in expect:
+            if not e.endswith("$"):
+                e += why
+            assert re.search(r"^mh_exchange: rank %d " % r + e, job.stdout, re.M), \
+                (e, job.stdout, job.stderr)
+        assert "mh_exchange: rank %d survivors ok" % r in job.stdout, job.stdout + job.stderr
 
 
 @pytest.mark.mpi

@@ -106,6 +106,7 @@ struct plx_tcp_conn {
     uint32_t events;                    /* current epoll interest */
     int in_epoll;
     double deadline;                    /* handshake states */
+    double allowed;                     /* seconds from start to deadline */
     struct plx_list link;               /* handshaking / zombies */
     struct sockaddr_storage addr;       /* the other end */
     socklen_t addrlen;
@@ -143,6 +144,7 @@ enum plx_tcp_peer_state {
     PLX_TCP_P_WAIT_PEER,                /* our attempt lost the tie-break: theirs comes */
     PLX_TCP_P_OPEN,
     PLX_TCP_P_CLOSED,                   /* the peer said BYE and closed */
+    PLX_TCP_P_FAILED,                   /* lost for good; errors go to the requests (pt2pt) */
 };
 
 struct plx_tcp_peer {
@@ -158,9 +160,13 @@ struct plx_tcp_peer {
     struct plx_tcp_card *card;          /* fetched on first need */
     struct plx_tcp_ipaddr cand[2 + PLX_TCP_CARD_MAX_ADDRS];
     int ncand, next_cand;
+    double connect_deadline;            /* the whole budget of all its addresses */
     double wait_deadline;               /* WAIT_PEER */
     struct plx_list wait_link;
     char tried[600];
+    /* FAILED: what happened, reported to pt2pt from the next poll */
+    struct plx_list fail_link;
+    char *fail_why;
 };
 
 struct plx_tcp_selfpkt {
@@ -196,6 +202,7 @@ static struct {
     struct plx_tcp_conn *hot;           /* the one connection traffic comes from lately, or NULL */
     unsigned npolls;
     struct plx_list waiting;            /* peers in WAIT_PEER */
+    struct plx_list failed;             /* peers FAILED, not yet reported to pt2pt */
     struct plx_list zombies;            /* DEAD conns to free after the epoll batch */
     struct plx_list selfq;
     void **zc_done;                     /* completed zero-copy cookies to report */
@@ -248,6 +255,7 @@ static struct plx_tcp_peer *plx_tcp_peer_get(int lpid)
     p->lpid = lpid;
     plx_list_init(&p->sq);
     plx_list_init(&p->wait_link);
+    plx_list_init(&p->fail_link);
     plx_tcp.peers[lpid] = p;
     return p;
 }
@@ -290,18 +298,56 @@ static void plx_tcp_who(int lpid, char *buf, size_t len)
     snprintf(buf, len, "rank %d (host %s)", lpid, c ? c->host : "unknown");
 }
 
-/* Ends the job naming both ranks, hosts and the address. `ended`: the peer
- * closed or reset the connection (its process is gone), as opposed to a
- * timeout or a corrupt stream. */
-_Noreturn static void plx_tcp_peer_lost(struct plx_tcp_peer *p, const char *what, int ended)
+static void plx_tcp_fin_close(struct plx_tcp_peer *p);
+static void plx_tcp_conn_close(struct plx_tcp_conn *c);
+static void plx_tcp_sbuf_free(struct plx_tcp_sbuf *b);
+
+/* The peer is lost for good and some communicator holding it returns
+ * errors: close, drop what is queued (zero-copy cookies are not reported:
+ * pt2pt fails those sends), and report it from the next poll. Callable from
+ * inside send: nothing of pt2pt runs here. */
+static void plx_tcp_peer_fail(struct plx_tcp_peer *p, const char *why)
 {
-    char me[128], him[128], addr[80] = "";
+    if (p->state == PLX_TCP_P_FAILED)
+        return;
+    plx_list_remove(&p->wait_link);
+    if (p->conn)
+        plx_tcp_conn_close(p->conn);
+    p->conn = NULL;
+    p->wblocked = 0;
+    while (!plx_list_empty(&p->sq)) {
+        struct plx_tcp_sbuf *b = plx_list_entry(p->sq.next, struct plx_tcp_sbuf, link);
+        plx_list_remove(&b->link);
+        plx_tcp_sbuf_free(b);
+    }
+    p->sq_copied = 0;
+    p->state = PLX_TCP_P_FAILED;
+    free(p->fail_why);
+    p->fail_why = plx_malloc(strlen(why) + 1);
+    strcpy(p->fail_why, why);
+    plx_list_push_back(&plx_tcp.failed, &p->fail_link);
+}
+
+/* The connection broke: an MPI error of the requests bound to the peer when
+ * a communicator holding it returns errors, else the end of the job; either
+ * way naming both ranks, hosts and the address. `ended`: the peer closed or
+ * reset the connection (its process is gone), as opposed to a timeout or a
+ * corrupt stream. Returns only in the first case. */
+static void plx_tcp_peer_lost(struct plx_tcp_peer *p, const char *what, int ended)
+{
+    char me[128], him[128], addr[80] = "", msg[1024];
     plx_tcp_who(plx_procs.my_lpid, me, sizeof me);
     plx_tcp_who(p->lpid, him, sizeof him);
     if (p->bye)
         plx_fatal("tcp: %s sends to %s, which has already finalized", me, him);
     if (p->conn)
         plx_tcp_sockaddr_str(&p->conn->addr, addr, sizeof addr);
+    snprintf(msg, sizeof msg, "tcp: connection between %s and %s at %s lost: %s. The peer process died, or "
+             "its host or the network between them went down", me, him, addr[0] ? addr : "?", what);
+    if (plx_pt2pt_peer_failure_returns(p->lpid)) {
+        plx_tcp_peer_fail(p, msg);
+        return;
+    }
     if (ended) {
         /* The peer's process ended: most likely it aborted the job or died,
          * and the launcher is about to say so and kill us. Give that, the
@@ -309,9 +355,7 @@ _Noreturn static void plx_tcp_peer_lost(struct plx_tcp_peer *p, const char *what
         struct timespec pause = { 1, 500 * 1000 * 1000 };
         nanosleep(&pause, NULL);
     }
-    plx_fatal("tcp: connection between %s and %s at %s lost: %s. The peer process died, or its host or "
-              "the network between them went down",
-              me, him, addr[0] ? addr : "?", what);
+    plx_fatal("%s", msg);
 }
 
 /* --- epoll and connections ---------------------------------------------------- */
@@ -381,11 +425,22 @@ static void plx_tcp_conn_close(struct plx_tcp_conn *c)
     plx_list_push_back(&plx_tcp.zombies, &c->link);
 }
 
-static void plx_tcp_handshaking(struct plx_tcp_conn *c)
+/* Into the handshaking list, kept in deadline order: accepted connections
+ * get the whole timeout, our attempts a share of their peer's budget, so an
+ * attempt usually goes last or near it (the walk starts at the tail). */
+static void plx_tcp_handshaking(struct plx_tcp_conn *c, double allowed)
 {
-    c->deadline = plx_tcp_now() + plx_tcp.timeout;
+    c->allowed = allowed;
+    c->deadline = plx_tcp_now() + allowed;
     plx_list_remove(&c->link);
-    plx_list_push_back(&plx_tcp.handshaking, &c->link);
+    struct plx_list *pos = plx_tcp.handshaking.prev;
+    while (pos != &plx_tcp.handshaking && plx_list_entry(pos, struct plx_tcp_conn, link)->deadline > c->deadline)
+        pos = pos->prev;
+    /* after pos */
+    c->link.prev = pos;
+    c->link.next = pos->next;
+    pos->next->prev = &c->link;
+    pos->next = &c->link;
 }
 
 /* --- the send queue ------------------------------------------------------------ */
@@ -465,7 +520,7 @@ static void plx_tcp_zc_done_push(void *cookie)
 static void plx_tcp_fin_close(struct plx_tcp_peer *p);
 
 /* sendmsg of v; bytes written (0 when the socket is full). A broken
- * connection ends the job. */
+ * connection fails the peer (or ends the job): p->conn is NULL after it. */
 static size_t plx_tcp_writev(struct plx_tcp_peer *p, const struct iovec *v, int n)
 {
     struct msghdr m = { .msg_iov = (struct iovec *)v, .msg_iovlen = (size_t)n };
@@ -482,6 +537,7 @@ static size_t plx_tcp_writev(struct plx_tcp_peer *p, const struct iovec *v, int 
             return 0;
         }
         plx_tcp_peer_lost(p, strerror(errno), errno == EPIPE || errno == ECONNRESET);
+        return 0;               /* failed: p->conn is NULL now */
     }
 }
 
@@ -565,7 +621,8 @@ static void plx_tcp_tried(struct plx_tcp_peer *p, const struct sockaddr_storage 
     plx_debug(2, "tcp: connecting to rank %d at %s failed: %s", p->lpid, a, why);
 }
 
-/* Ends the job; while finalizing, only gives up on the peer. */
+/* Fails the peer or ends the job (plx_tcp_peer_lost); while finalizing,
+ * only gives up on it. */
 static void plx_tcp_connect_failed(struct plx_tcp_peer *p, const char *why)
 {
     if (plx_tcp.finalizing) {
@@ -573,13 +630,20 @@ static void plx_tcp_connect_failed(struct plx_tcp_peer *p, const char *why)
         plx_tcp_fin_close(p);
         return;
     }
-    char me[128], him[128];
+    char me[128], him[128], msg[1024];
     plx_tcp_who(plx_procs.my_lpid, me, sizeof me);
     plx_tcp_who(p->lpid, him, sizeof him);
-    plx_fatal("tcp: %s cannot connect to %s: %s%s%s. Check that the hosts reach each other at these "
-              "addresses; PLEXUS_IFACES chooses the interfaces, PLEXUS_TCP_PORTS the ports (firewalls), "
-              "PLEXUS_TCP_CONNECT_TIMEOUT the time allowed",
-              me, him, why, p->tried[0] ? "; tried " : "", p->tried);
+    int len = snprintf(msg, sizeof msg, "tcp: %s cannot connect to %s: %s%s%s. Check that the hosts reach each other at "
+             "these addresses; PLEXUS_IFACES chooses the interfaces, PLEXUS_TCP_PORTS the ports (firewalls), "
+             "PLEXUS_TCP_CONNECT_TIMEOUT the time allowed",
+             me, him, why, p->tried[0] ? "; tried " : "", p->tried);
+    if (len >= (int)sizeof msg)
+        plx_debug(1, "tcp: the connect failure message was cut at %zu bytes", sizeof msg - 1);
+    if (plx_pt2pt_peer_failure_returns(p->lpid)) {
+        plx_tcp_peer_fail(p, msg);
+        return;
+    }
+    plx_fatal("%s", msg);
 }
 
 static void plx_tcp_send_hello(struct plx_tcp_peer *p, struct plx_tcp_conn *c)
@@ -607,11 +671,22 @@ static void plx_tcp_send_hello(struct plx_tcp_peer *p, struct plx_tcp_conn *c)
     plx_tcp_epoll_set(c, EPOLLIN);
 }
 
-/* Starts a connection to the next candidate address; ends the job when
- * none is left. */
+/* Starts a connection to the next candidate address; fails the peer (or
+ * ends the job) when none is left or its time is up. PLEXUS_TCP_CONNECT_TIMEOUT
+ * is the budget of the peer, not of each address: an attempt gets an equal
+ * share of what is left among the addresses still to try, and one that
+ * fails at once (refused, no route) leaves its share to the others. */
 static void plx_tcp_try_next(struct plx_tcp_peer *p)
 {
     while (p->next_cand < p->ncand) {
+        double left = p->connect_deadline - plx_tcp_now();
+        if (left <= 0) {
+            char why[96];
+            snprintf(why, sizeof why, "no address answered within %g s", plx_tcp.timeout);
+            plx_tcp_connect_failed(p, why);
+            return;
+        }
+        double allowed = left / (p->ncand - p->next_cand);
         const struct plx_tcp_ipaddr *a = &p->cand[p->next_cand++];
         struct sockaddr_storage ss;
         socklen_t len = plx_tcp_ip_sockaddr(a, p->card->port, &ss);
@@ -630,7 +705,7 @@ static void plx_tcp_try_next(struct plx_tcp_peer *p)
         c->addrlen = len;
         p->conn = c;
         p->state = PLX_TCP_P_CONNECTING;
-        plx_tcp_handshaking(c);
+        plx_tcp_handshaking(c, allowed);
         int r;
         do
             r = connect(fd, (struct sockaddr *)&ss, len);
@@ -678,6 +753,7 @@ static void plx_tcp_connect_start(struct plx_tcp_peer *p)
                 p->cand[p->ncand++] = c->addr[i];
     p->next_cand = 0;
     p->tried[0] = 0;
+    p->connect_deadline = plx_tcp_now() + plx_tcp.timeout;
     plx_debug(2, "tcp: connecting to rank %d (host %s, %d addresses)", p->lpid, c->host, p->ncand);
     plx_tcp_try_next(p);
 }
@@ -830,6 +906,10 @@ static void plx_tcp_on_hello(struct plx_tcp_conn *c)
         return;
     }
     struct plx_tcp_peer *p = plx_tcp_peer_get(h->src);
+    if (p->state == PLX_TCP_P_FAILED) {
+        plx_tcp_refuse(c, "a rank this one has given up on", 1);
+        return;
+    }
     int keep_ours = p->state == PLX_TCP_P_OPEN || p->state == PLX_TCP_P_CLOSED ||
                     (p->state == PLX_TCP_P_CONNECTING && plx_procs.my_lpid < p->lpid);
     if (keep_ours) {
@@ -870,13 +950,14 @@ static void plx_tcp_accept_all(void)
         c->addrlen = len;
         plx_tcp.naccepting++;
         plx_tcp_sock_opts(fd);
-        plx_tcp_handshaking(c);
+        plx_tcp_handshaking(c, plx_tcp.timeout);
         plx_tcp_epoll_set(c, EPOLLIN);
     }
 }
 
-/* Both lists are in deadline order (one timeout, appended as they start),
- * so only expired entries at their heads are looked at. */
+/* Both lists are in deadline order (handshaking: sorted on insertion;
+ * waiting: one timeout, appended as they start), so only expired entries at
+ * their heads are looked at. */
 static void plx_tcp_check_deadlines(void)
 {
     double now = plx_tcp_now();
@@ -891,8 +972,8 @@ static void plx_tcp_check_deadlines(void)
         }
         struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
         char why[64];
-        snprintf(why, sizeof why, "%s timed out after %.0f s",
-                 c->state == PLX_TCP_C_CONNECTING ? "connect" : "handshake", plx_tcp.timeout);
+        snprintf(why, sizeof why, "%s timed out after %.3g s",
+                 c->state == PLX_TCP_C_CONNECTING ? "connect" : "handshake", c->allowed);
         plx_tcp_tried(p, &c->addr, why);
         plx_tcp_conn_close(c);
         p->conn = NULL;
@@ -1017,8 +1098,10 @@ static void plx_tcp_rx_feed(struct plx_tcp_conn *c, const char *buf, size_t n)
                 struct plx_hdr h;
                 memcpy(&h, buf, sizeof h);
                 if (h.type != PLX_PKT_DATA && h.len <= n - PLX_TCP_HDR) {   /* whole: in place */
-                    if (plx_unlikely(!plx_tcp_hdr_ok(&h)))
+                    if (plx_unlikely(!plx_tcp_hdr_ok(&h))) {
                         plx_tcp_rx_corrupt(c, &h);
+                        return;
+                    }
                     plx_tcp_rx_packet(c, &h, buf + PLX_TCP_HDR);
                     buf += PLX_TCP_HDR + h.len;
                     n -= PLX_TCP_HDR + h.len;
@@ -1037,8 +1120,10 @@ static void plx_tcp_rx_feed(struct plx_tcp_conn *c, const char *buf, size_t n)
                 break;
             if (need == PLX_TCP_HDR) {
                 memcpy(&c->rh, c->rhdr, sizeof c->rh);
-                if (plx_unlikely(!plx_tcp_hdr_ok(&c->rh)))
+                if (plx_unlikely(!plx_tcp_hdr_ok(&c->rh))) {
                     plx_tcp_rx_corrupt(c, &c->rh);
+                    return;
+                }
                 if (c->rh.type == PLX_PKT_DATA)
                     break;      /* the offset follows */
             }
@@ -1218,6 +1303,8 @@ static size_t plx_tcp_eager_credit(void)
 static plx_status_t plx_tcp_send_queued(int lpid, const struct iovec *v, int n, size_t total, void *cookie)
 {
     struct plx_tcp_peer *p = plx_tcp_peer_get(lpid);
+    if (plx_unlikely(p->state == PLX_TCP_P_FAILED))
+        return PLX_OK;          /* dropped: pt2pt fails what depended on it */
     if (plx_unlikely(p->state == PLX_TCP_P_CLOSED)) {
         const struct plx_hdr *h = v[0].iov_base;
         if (h->type == PLX_PKT_CREDIT || plx_tcp.finalizing)
@@ -1261,6 +1348,8 @@ static plx_status_t plx_tcp_send_common(int lpid, const struct plx_hdr *hdr, con
                 plx_tcp_zc_done_push(cookie);
             return PLX_OK;
         }
+        if (plx_unlikely(!p->conn))
+            return PLX_OK;      /* failed (or finalize gave up on it): dropped */
         plx_tcp_enqueue(p, v, n, w, cookie);
         plx_tcp_block(p);
         return PLX_OK;
@@ -1371,6 +1460,13 @@ static int plx_tcp_poll(void)
             plx_pt2pt_zcopy_done(plx_tcp.zc_done[i]);
         work += (int)plx_tcp.nzc_done;
         plx_tcp.nzc_done = 0;
+    }
+    while (plx_unlikely(!plx_list_empty(&plx_tcp.failed))) {
+        /* after the zero-copy reports: those sends did complete */
+        struct plx_tcp_peer *p = plx_list_entry(plx_tcp.failed.next, struct plx_tcp_peer, fail_link);
+        plx_list_remove(&p->fail_link);
+        plx_pt2pt_peer_failed(p->lpid, p->fail_why);
+        work++;
     }
     return work;
 }
@@ -1487,6 +1583,7 @@ static void plx_tcp_finalize(void)
                 free(b);
             }
             free(p->card);
+            free(p->fail_why);
             free(p);
         }
         while (!plx_list_empty(&plx_tcp.handshaking))
@@ -1839,6 +1936,7 @@ plx_status_t plx_tcp_init(int needed)
     plx_tcp.peers = plx_calloc((size_t)plx_procs.n, sizeof *plx_tcp.peers);
     plx_list_init(&plx_tcp.handshaking);
     plx_list_init(&plx_tcp.waiting);
+    plx_list_init(&plx_tcp.failed);
     plx_list_init(&plx_tcp.zombies);
     plx_list_init(&plx_tcp.selfq);
     plx_list_init(&plx_tcp.small_free);

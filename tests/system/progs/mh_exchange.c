@@ -33,6 +33,19 @@
  *               are at the ports); then a checked ring of 100 rounds, a
  *               checked 4 MiB exchange with each neighbour, and a last
  *               Iprobe that finds nothing. Prints "mh_exchange: rank R stray ok"
+ *   lose V H    a peer is lost while requests to and from it are pending. H is
+ *               "return" (MPI_ERRORS_RETURN on MPI_COMM_WORLD) or "fatal" (the
+ *               default handler). A checked ring of 10 rounds opens every
+ *               connection, then every rank prints "ready"; rank V sleeps (the
+ *               test cuts its host off). The others post a receive from V, a
+ *               wildcard receive (rank 0 only) and a 1 MiB send to V
+ *               (rendezvous), wait for each, then try a blocking send to and
+ *               receive from V; for each they print "mh_exchange: rank R CALL:
+ *               class C (NAME): TEXT" (or "CALL: success"). The survivors then
+ *               exchange 1 MiB each way with their ring neighbours among
+ *               themselves, checked, print "mh_exchange: rank R survivors ok",
+ *               and rank 0 calls MPI_Abort(MPI_COMM_WORLD, 7): the job cannot
+ *               finalize without V
  * Extra arguments are ignored (tests add a unique marker for pgrep).
  */
 #define _DEFAULT_SOURCE
@@ -179,6 +192,85 @@ static int ring(long rounds, int cut_rank)
     return 0;
 }
 
+static const char *class_name(int cls)
+{
+#ifdef MPIX_ERR_PROC_FAILED
+    if (cls == MPIX_ERR_PROC_FAILED)
+        return "MPIX_ERR_PROC_FAILED";
+#endif
+    return cls == MPI_ERR_OTHER ? "MPI_ERR_OTHER" : cls == MPI_SUCCESS ? "MPI_SUCCESS" : "other";
+}
+
+/* Prints what a call returned; 1 if it was an error. */
+static int report(const char *call, int rc)
+{
+    if (rc == MPI_SUCCESS) {
+        printf("mh_exchange: rank %d %s: success\n", rank, call);
+        return 0;
+    }
+    char text[MPI_MAX_ERROR_STRING];
+    int cls = -1, len = 0;
+    MPI_Error_class(rc, &cls);
+    MPI_Error_string(rc, text, &len);
+    printf("mh_exchange: rank %d %s: class %d (%s): %s\n", rank, call, cls, class_name(cls), text);
+    return 1;
+}
+
+static int mode_lose(int victim, const char *handler)
+{
+    int errors = 0;
+    if (strcmp(handler, "return") == 0)
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    errors += ring(10, -1);
+    printf("mh_exchange: rank %d ready\n", rank);
+    if (rank == victim) {
+        for (;;)
+            sleep(60);
+    }
+    size_t n = (1u << 20) / sizeof(uint64_t);
+    uint64_t *sbuf = malloc(n * 8), *rbuf = malloc(n * 8);
+    char small[64];
+    MPI_Request rq[3];
+    MPI_Status st;
+    fill(sbuf, n, rank, victim);
+    MPI_Irecv(small, sizeof small, MPI_CHAR, victim, 5, MPI_COMM_WORLD, &rq[0]);
+    if (rank == 0)
+        MPI_Irecv(small, sizeof small, MPI_CHAR, MPI_ANY_SOURCE, 6, MPI_COMM_WORLD, &rq[1]);
+    MPI_Isend(sbuf, (int)(n * 8), MPI_BYTE, victim, 7, MPI_COMM_WORLD, &rq[2]);
+    report("MPI_Wait(MPI_Irecv from the lost rank)", MPI_Wait(&rq[0], &st));
+    if (rank == 0)
+        report("MPI_Wait(MPI_Irecv from MPI_ANY_SOURCE)", MPI_Wait(&rq[1], &st));
+    report("MPI_Wait(MPI_Isend of 1 MiB to the lost rank)", MPI_Wait(&rq[2], &st));
+    report("MPI_Send to the lost rank", MPI_Send(small, 8, MPI_CHAR, victim, 8, MPI_COMM_WORLD));
+    report("MPI_Recv from the lost rank", MPI_Recv(small, 8, MPI_CHAR, victim, 8, MPI_COMM_WORLD, &st));
+
+    /* the survivors' ring */
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    if (next == victim)
+        next = (next + 1) % size;
+    if (prev == victim)
+        prev = (prev + size - 1) % size;
+    fill(sbuf, n, rank, next);
+    memset(rbuf, 0, n * 8);
+    int rc = MPI_Sendrecv(sbuf, (int)(n * 8), MPI_BYTE, next, 9, rbuf, (int)(n * 8), MPI_BYTE, prev, 9,
+                          MPI_COMM_WORLD, &st);
+    errors += report("MPI_Sendrecv with the survivors", rc);
+    errors += check(rbuf, n, prev, rank) != 0;
+    /* everyone has printed before rank 0 ends the job */
+    char b = 0;
+    rc = MPI_Sendrecv(&b, 1, MPI_CHAR, next, 10, &b, 1, MPI_CHAR, prev, 10, MPI_COMM_WORLD, &st);
+    errors += rc != MPI_SUCCESS;
+    if (errors == 0)
+        printf("mh_exchange: rank %d survivors ok\n", rank);
+    free(sbuf);
+    free(rbuf);
+    if (rank == 0)
+        MPI_Abort(MPI_COMM_WORLD, errors ? 8 : 7);
+    for (;;)
+        sleep(60);
+    return errors;
+}
+
 static int mode_stray(const char *release)
 {
     int errors = 0, flag;
@@ -261,6 +353,8 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "cut") == 0 && argc > 2) {
         printf("mh_exchange: rank %d ready\n", rank);
         return ring(-1, atoi(argv[2]));
+    } else if (strcmp(mode, "lose") == 0 && argc > 3) {
+        rc = mode_lose(atoi(argv[2]), argv[3]);
     } else if (strcmp(mode, "stray") == 0 && argc > 2) {
         rc = mode_stray(argv[2]);
     } else {
