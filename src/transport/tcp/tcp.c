@@ -87,6 +87,7 @@
 #define PLX_TCP_MAX_PAYLOAD (1ull << 30)  /* sanity bound of a non-DATA packet */
 #define PLX_TCP_FINALIZE_SECONDS 10.0
 #define PLX_TCP_HOT_EPOLL_EVERY 8       /* with a hot connection: epoll_wait on every 8th poll only */
+#define PLX_TCP_RETRY_WRITES_MAX 4        /* full sockets retried on every poll; more: EPOLLOUT only */
 #define PLX_TCP_REFUSALS_WARNED 8       /* refused strangers always logged; the rest at PLEXUS_DEBUG=1 */
 
 enum plx_tcp_conn_state {
@@ -124,6 +125,7 @@ struct plx_tcp_conn {
     char *rbuf;                         /* PAYLOAD: own buffer (or NULL); DIRECT: user memory */
     size_t rlen, rgot;
     size_t rdiscard;                    /* DATA bytes beyond a truncated receive */
+    int last_data;                      /* the last packet read was DATA */
 };
 
 /* A packet (or the rest of one) waiting to be written. */
@@ -154,6 +156,7 @@ struct plx_tcp_peer {
     struct plx_list sq;                 /* struct plx_tcp_sbuf, in order */
     size_t sq_copied;
     int wblocked;                       /* socket was full: EPOLLOUT armed until the queue drains */
+    struct plx_list wb_link;            /* on plx_tcp.wblocked while wblocked */
     int bye;                            /* BYE received */
     int fin_bye, fin_shut, fin_eof;     /* finalize: BYE queued, our side shut down, theirs ended */
     /* connecting */
@@ -203,6 +206,8 @@ static struct {
     unsigned npolls;
     struct plx_list waiting;            /* peers in WAIT_PEER */
     struct plx_list failed;             /* peers FAILED, not yet reported to pt2pt */
+    struct plx_list wblocked;           /* peers whose socket was full */
+    int nwblocked;
     struct plx_list zombies;            /* DEAD conns to free after the epoll batch */
     struct plx_list selfq;
     void **zc_done;                     /* completed zero-copy cookies to report */
@@ -256,8 +261,20 @@ static struct plx_tcp_peer *plx_tcp_peer_get(int lpid)
     plx_list_init(&p->sq);
     plx_list_init(&p->wait_link);
     plx_list_init(&p->fail_link);
+    plx_list_init(&p->wb_link);
     plx_tcp.peers[lpid] = p;
     return p;
+}
+
+/* Off the list of peers whose socket was full (no epoll change: the
+ * connection is closing or new). */
+static void plx_tcp_unblock(struct plx_tcp_peer *p)
+{
+    if (p->wblocked) {
+        p->wblocked = 0;
+        plx_list_remove(&p->wb_link);
+        plx_tcp.nwblocked--;
+    }
 }
 
 /* The peer's card, fetched through PMI once; NULL (and a reason) if absent. */
@@ -314,7 +331,7 @@ static void plx_tcp_peer_fail(struct plx_tcp_peer *p, const char *why)
     if (p->conn)
         plx_tcp_conn_close(p->conn);
     p->conn = NULL;
-    p->wblocked = 0;
+    plx_tcp_unblock(p);
     while (!plx_list_empty(&p->sq)) {
         struct plx_tcp_sbuf *b = plx_list_entry(p->sq.next, struct plx_tcp_sbuf, link);
         plx_list_remove(&b->link);
@@ -543,6 +560,10 @@ static size_t plx_tcp_writev(struct plx_tcp_peer *p, const struct iovec *v, int 
 
 static void plx_tcp_block(struct plx_tcp_peer *p)
 {
+    if (!p->wblocked) {
+        plx_list_push_back(&plx_tcp.wblocked, &p->wb_link);
+        plx_tcp.nwblocked++;
+    }
     p->wblocked = 1;
     plx_tcp_epoll_set(p->conn, EPOLLIN | EPOLLOUT);
 }
@@ -602,6 +623,8 @@ static int plx_tcp_flush(struct plx_tcp_peer *p)
     }
     if (p->wblocked) {
         p->wblocked = 0;
+        plx_list_remove(&p->wb_link);
+        plx_tcp.nwblocked--;
         plx_tcp_epoll_set(p->conn, EPOLLIN);
     }
     return work;
@@ -769,7 +792,7 @@ static void plx_tcp_peer_open(struct plx_tcp_peer *p, struct plx_tcp_conn *c)
     c->rhdr_got = 0;
     p->conn = c;
     p->state = PLX_TCP_P_OPEN;
-    p->wblocked = 0;
+    plx_tcp_unblock(p);
     plx_list_remove(&p->wait_link);
     plx_tcp_epoll_set(c, EPOLLIN);
     if (plx_log_debug >= 2) {
@@ -1000,6 +1023,7 @@ static void plx_tcp_rx_reset(struct plx_tcp_conn *c)
 
 static void plx_tcp_rx_packet(struct plx_tcp_conn *c, const struct plx_hdr *h, const void *payload)
 {
+    c->last_data = 0;
     if (plx_unlikely(h->type == PLX_TCP_PKT_BYE)) {
         plx_tcp.peers[c->lpid]->bye = 1;
         return;
@@ -1033,6 +1057,7 @@ static void plx_tcp_rx_data_done(struct plx_tcp_conn *c)
 {
     struct plx_hdr h = c->rh;
     plx_tcp_rx_reset(c);
+    c->last_data = 1;
     plx_pt2pt_data_placed(&h);
 }
 
@@ -1198,6 +1223,14 @@ static int plx_tcp_on_readable(struct plx_tcp_conn *c)
         }
         v[k].iov_base = plx_tcp.rxbuf;
         v[k++].iov_len = plx_tcp.rxcap;
+        /* In a stream of rendezvous DATA, read no further than the next
+         * header: the payload behind it then goes straight to its buffer
+         * too, where a full shared buffer would bounce up to 128 KiB of it
+         * through a copy (measured: 4 MiB streams 0.89 -> 0.96 of raw
+         * sockets with the write retries of plx_tcp_poll). What else
+         * follows (a small packet) costs one more read. */
+        if (c->rx == PLX_TCP_RX_DIRECT || (c->rx == PLX_TCP_RX_HDR && c->last_data))
+            v[k - 1].iov_len = PLX_TCP_HDR + 8 - (c->rx == PLX_TCP_RX_HDR ? c->rhdr_got : 0);
         ssize_t r = readv(c->fd, v, k);
         if (r < 0) {
             if (errno == EINTR)
@@ -1449,6 +1482,18 @@ static int plx_tcp_poll(void)
      * EPOLLOUT are still looked at on every PLX_TCP_HOT_EPOLL_EVERY-th poll
      * (every poll while the hot socket waits for room to write), and any
      * sign of traffic from another peer ends this. */
+    /* A full socket is written again on every poll, not when epoll says
+     * it is writable: that is only once a third of its buffer is free, and
+     * meanwhile the receiver runs dry (measured on loopback: 4 MiB streams
+     * 0.89 -> 0.96 of raw sockets, which also write whenever there is room,
+     * with the short reads of plx_tcp_on_readable). A sendmsg that finds
+     * no room costs what the epoll_wait would; with many full sockets
+     * (a receiver that does not read) only EPOLLOUT is watched. */
+    if (plx_unlikely(plx_tcp.nwblocked) && plx_tcp.nwblocked <= PLX_TCP_RETRY_WRITES_MAX) {
+        struct plx_list *pos, *n;
+        plx_list_for_each_safe(pos, n, &plx_tcp.wblocked)
+            work += plx_tcp_flush(plx_container_of(pos, struct plx_tcp_peer, wb_link));
+    }
     struct plx_tcp_conn *hot = plx_tcp.hot;
     if (hot && !plx_tcp.peers[hot->lpid]->wblocked && (++plx_tcp.npolls % PLX_TCP_HOT_EPOLL_EVERY) != 0)
         work += plx_tcp_on_readable(hot);
@@ -1482,6 +1527,7 @@ static int plx_tcp_sleep_prepare(void)
 static void plx_tcp_fin_close(struct plx_tcp_peer *p)
 {
     p->fin_shut = p->fin_eof = 1;
+    plx_tcp_unblock(p);
     plx_list_remove(&p->wait_link);
     if (p->conn)
         plx_tcp_conn_close(p->conn);
@@ -1937,6 +1983,7 @@ plx_status_t plx_tcp_init(int needed)
     plx_list_init(&plx_tcp.handshaking);
     plx_list_init(&plx_tcp.waiting);
     plx_list_init(&plx_tcp.failed);
+    plx_list_init(&plx_tcp.wblocked);
     plx_list_init(&plx_tcp.zombies);
     plx_list_init(&plx_tcp.selfq);
     plx_list_init(&plx_tcp.small_free);
