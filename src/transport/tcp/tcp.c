@@ -5,8 +5,9 @@
  * IPv4 "0.0.0.0" where IPv6 is off; PLEXUS_TCP_PORTS picks the port) and
  * publishes its port and the addresses of the selected interfaces as its
  * business card (iface.h). A connection to a peer opens on the first packet
- * sent to it: fetch its card (PMI), try its addresses in order, each with
- * PLEXUS_TCP_CONNECT_TIMEOUT, and run the handshake of tcp_wire.h, which
+ * sent to it: fetch its card (PMI), try its addresses in order within one
+ * budget of PLEXUS_TCP_CONNECT_TIMEOUT for the peer (each attempt gets an
+ * equal share of what is left), and run the handshake of tcp_wire.h, which
  * carries the job's secret and both ranks. When two ranks connect to each
  * other at once, the lower rank's connection is kept: the higher rank adopts
  * the incoming one and drops its own; the lower answers DUPLICATE to the
@@ -50,11 +51,14 @@
  * the ranks of a node) go through an in-process queue delivered by poll.
  *
  * Failures. A connect or handshake that does not finish in time, a peer
- * that closes without having said BYE, or a reset, ends the job (plx_fatal)
- * with a message naming both ranks, their hosts and the addresses tried:
- * requests pending on that peer could never complete. Keepalive and
- * TCP_USER_TIMEOUT turn a vanished host into such an error within
- * PLEXUS_TCP_PEER_TIMEOUT seconds. At MPI_Finalize every connection sends BYE, flushes,
+ * that closes without having said BYE, or a reset, is described in a
+ * message naming both ranks, their hosts and the addresses tried. When some
+ * communicator holding the peer returns errors, the peer becomes FAILED
+ * (connection closed, queue dropped) and the next poll hands the message to
+ * plx_pt2pt_peer_failed(), which completes what depends on the peer with
+ * MPIX_ERR_PROC_FAILED; otherwise the job ends with it (plx_fatal).
+ * Keepalive and TCP_USER_TIMEOUT turn a vanished host into such an error
+ * within PLEXUS_TCP_PEER_TIMEOUT seconds. At MPI_Finalize every connection sends BYE, flushes,
  * shuts down its sending side and drains until the peer's EOF, so no
  * close turns into a reset that could destroy data still in flight.
  *
