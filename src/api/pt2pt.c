@@ -358,13 +358,17 @@ struct plx_probe_arg {
     struct plx_comm *c;
     int src, tag, found;
     MPI_Status *st;
+    const char *fn;
+    int err;                    /* the source failed: nothing will come */
 };
 
 static int plx_probe_done(void *a)
 {
     struct plx_probe_arg *p = a;
     plx_pt2pt_iprobe(p->c, p->c->context_id, p->src, p->tag, &p->found, p->st);
-    return p->found;
+    if (!p->found)
+        p->err = plx_pt2pt_probe_error(p->c, p->src, p->fn);
+    return p->found || p->err;
 }
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
@@ -385,6 +389,9 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
                 plx_progress_poll();
                 plx_pt2pt_iprobe(c, c->context_id, source, tag, flag, status);
             }
+            int err = *flag ? MPI_SUCCESS : plx_pt2pt_probe_error(c, source, fn);
+            if (err)
+                rc = plx_api_err_code(c, err);
         }
     }
     plx_api_unlock();
@@ -401,8 +408,10 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         if (source == MPI_PROC_NULL) {
             plx_api_status_proc_null(status);
         } else {
-            struct plx_probe_arg a = { c, source, tag, 0, status };
+            struct plx_probe_arg a = { c, source, tag, 0, status, fn, MPI_SUCCESS };
             plx_progress_wait(plx_probe_done, &a);
+            if (a.err)
+                rc = plx_api_err_code(c, a.err);
         }
     }
     plx_api_unlock();
@@ -431,9 +440,21 @@ static int plx_api_improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Me
         m = plx_pt2pt_improbe(c, c->context_id, source, tag);
     }
     while (!m && blocking) {
-        struct plx_probe_arg a = { c, source, tag, 0, MPI_STATUS_IGNORE };
+        struct plx_probe_arg a = { c, source, tag, 0, MPI_STATUS_IGNORE, fn, MPI_SUCCESS };
         plx_progress_wait(plx_probe_done, &a);
+        if (a.err) {
+            *message = MPI_MESSAGE_NULL;
+            return plx_api_err_code(c, a.err);
+        }
         m = plx_pt2pt_improbe(c, c->context_id, source, tag);
+    }
+    if (!m && !blocking) {
+        int err = plx_pt2pt_probe_error(c, source, fn);
+        if (err) {
+            *flag = 0;
+            *message = MPI_MESSAGE_NULL;
+            return plx_api_err_code(c, err);
+        }
     }
     if (flag)
         *flag = m != NULL;

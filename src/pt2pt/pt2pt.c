@@ -865,6 +865,17 @@ static void plx_tag_str(int tag, char *buf, size_t len)
         snprintf(buf, len, "%d", tag);
 }
 
+int plx_pt2pt_probe_error(struct plx_comm *c, int src, const char *fn)
+{
+    if (plx_likely(!plx_p2p.nfailed) || src < 0 || src >= c->size)
+        return MPI_SUCCESS;
+    struct plx_peer *p = plx_p2p.peers[c->lpids[src]];
+    if (!p || !p->failed)
+        return MPI_SUCCESS;
+    return plx_err_make(MPIX_ERR_PROC_FAILED, "rank %d: %s for a message from rank %d on %s failed: %s",
+                        plx_procs.my_lpid, fn, src, c->name[0] ? c->name : "a communicator", p->failed);
+}
+
 /* Completes r with MPIX_ERR_PROC_FAILED and p's account of the failure. */
 static void plx_req_fail(struct plx_request *r, struct plx_peer *p)
 {

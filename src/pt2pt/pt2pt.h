@@ -95,6 +95,9 @@ void plx_pt2pt_read_done(void *cookie, plx_status_t st);
  * Later sends to it, and later receives naming it as source, fail at once;
  * messages that arrived whole before the failure can still be received. */
 int plx_pt2pt_peer_failure_returns(int lpid);
+/* For a probe that found nothing from src (a rank of c, not a wildcard):
+ * the error code it ends with because src has failed, else MPI_SUCCESS. */
+int plx_pt2pt_probe_error(struct plx_comm *c, int src, const char *fn);
 void plx_pt2pt_peer_failed(int lpid, const char *why);
 
 /* Emits queued packets where transports have room; returns work done. */

@@ -40,7 +40,8 @@
  *               test cuts its host off). The others post a receive from V, a
  *               wildcard receive (rank 0 only) and a 1 MiB send to V
  *               (rendezvous), wait for each, then try a blocking send to and
- *               receive from V; for each they print "mh_exchange: rank R CALL:
+ *               receive from V and MPI_Probe, MPI_Iprobe and MPI_Mprobe of V
+ *               (which must not wait forever); for each they print "mh_exchange: rank R CALL:
  *               class C (NAME): TEXT" (or "CALL: success"). The survivors then
  *               exchange 1 MiB each way with their ring neighbours among
  *               themselves, checked, print "mh_exchange: rank R survivors ok",
@@ -243,6 +244,13 @@ static int mode_lose(int victim, const char *handler)
     report("MPI_Wait(MPI_Isend of 1 MiB to the lost rank)", MPI_Wait(&rq[2], &st));
     report("MPI_Send to the lost rank", MPI_Send(small, 8, MPI_CHAR, victim, 8, MPI_COMM_WORLD));
     report("MPI_Recv from the lost rank", MPI_Recv(small, 8, MPI_CHAR, victim, 8, MPI_COMM_WORLD, &st));
+    int flag = -1;
+    MPI_Message msg;
+    report("MPI_Probe of the lost rank", MPI_Probe(victim, 8, MPI_COMM_WORLD, &st));
+    report("MPI_Iprobe of the lost rank", MPI_Iprobe(victim, 8, MPI_COMM_WORLD, &flag, &st));
+    errors += flag != 0;
+    report("MPI_Mprobe of the lost rank", MPI_Mprobe(victim, 8, MPI_COMM_WORLD, &msg, &st));
+    errors += msg != MPI_MESSAGE_NULL;
 
     /* the survivors' ring */
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
