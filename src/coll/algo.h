@@ -25,7 +25,7 @@
  * These message schedules serve nonblocking collectives, communicators that
  * span nodes, and what the node-local shared segment (shmcoll.c) leaves:
  * blocking Barrier, Reduce/Allreduce (any size; large ones need a contiguous
- * type), Allgather, Bcast (except at 2 ranks above the shm eager limit) and
+ * type), Allgather and Bcast (except at 2 ranks above the shm eager limit) and
  * Alltoall (blocks up to the shm eager limit) on one node go through the
  * segment instead.
  */

@@ -30,7 +30,7 @@
  *              every share out: a reduce-scatter and an allgather through
  *              memory, so the reduction work is split p ways and no data
  *              moves through messages (no rendezvous handshakes)
- *   allgather  per chunk, everyone packs its block's next piece into its
+ *   allgather  (not at 2 ranks above the eager limit) per chunk, everyone packs its block's next piece into its
  *              slot (ready); everyone unpacks all pieces
  *   alltoall   (blocks up to the shared-memory eager limit) per chunk,
  *              everyone packs the next piece of each of its p blocks into its
@@ -269,12 +269,14 @@ static inline char *plx_shmc_slot(struct plx_shmc *s, int p, uint64_t k, int r)
 /* Through the segment every byte is copied twice (in, then out); a message
  * above the eager limit is copied once (the receiver reads the sender's
  * buffer). That single copy wins when each rank's data goes to one reader
- * only: Bcast at 2 ranks, Alltoall at any size (max_p: the largest
- * communicator where this holds). Measured at 2 ranks: Bcast of 64K-128K
- * 5-7 us by messages against 11-22 us through the segment; Alltoall of
- * 64K-1M per peer 6.5-184 us against 13-398 us (at 8 ranks, 32K: 113
- * against 172 us). With more readers (Bcast at 8 ranks) the segment is
- * 3-15x faster at 8K-1M. */
+ * only: Bcast and Allgather at 2 ranks, Alltoall at any size (max_p: the
+ * largest communicator where this holds). Measured at 2 ranks: Bcast of
+ * 64K-128K 5-7 us by messages against 11-22 us through the segment;
+ * Allgather of 16K-512K 3.6-76 us against 4.5-100 us (the reader of a slot
+ * pulls lines its peer has just written, still dirty in the peer's cache;
+ * a message reads the caller's sbuf); Alltoall of 64K-1M per peer 6.5-184
+ * us against 13-398 us (at 8 ranks, 32K: 113 against 172 us). With more
+ * readers (Bcast at 8 ranks) the segment is 3-15x faster at 8K-1M. */
 static int plx_shmc_single_copy_wins(const struct plx_comm *c, size_t n, int max_p)
 {
     return c->size <= max_p && n > plx_config.shm_eager_max;
@@ -487,7 +489,7 @@ int plx_shmcoll_allgather(struct plx_comm *c, const void *sbuf, MPI_Aint scount,
                           void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt)
 {
     size_t n = (size_t)rcount * (size_t)rdt->size;
-    if (n == 0)
+    if (n == 0 || plx_shmc_single_copy_wins(c, n, 2))
         return 0;
     struct plx_shmc *s = plx_shmc_get(c);
     if (!s)
