@@ -69,11 +69,12 @@
  * large collectives want big slots (fewer rounds), but the segment is
  * 2 * p slots (every communicator used for collectives on a node has one,
  * in /dev/shm), so they shrink with p to keep its data at 1 MiB at most:
- * 128K per slot up to p = 4, 64K at 8, 8K at 64. Measured at 2 ranks,
- * Allreduce of 128K-256K: 33-34 / 76-80 us with 128K slots, 44-46 / 87-89
- * with 64K. */
+ * 256K per slot at p = 2, 128K at 4, 64K at 8, 8K at 64. Measured at 2
+ * ranks, Allreduce of 128K-256K: 33-34 / 76-80 us with 128K slots, 44-46 /
+ * 87-89 with 64K; of 256K / 512K / 1M: 68-72 / 124-144 / 279-309 us with
+ * 128K slots, 59-70 / 114-122 / 261-268 with 256K (Open MPI 60 / 113 / 285). */
 #define PLX_SHMC_SEG_DATA (1u << 20)
-#define PLX_SHMC_SLOT_MAX (128u << 10)
+#define PLX_SHMC_SLOT_MAX (256u << 10)
 
 struct plx_shmc_flags {
     uint64_t ready[2];
