@@ -2,20 +2,25 @@
  * MPI_THREAD_MULTIPLE: several threads of each rank exchange messages with
  * the partner rank at once, each on its own tag, and one thread blocks in a
  * receive that only another thread of the same rank can satisfy (a blocked
- * call must not keep other threads out of MPI). Checks every value; the
- * check counters are bumped by the main thread only.
+ * call must not keep other threads out of MPI). Then threads create
+ * communicators at once -- Comm_dup on their own parents, and
+ * Comm_create_group with distinct tags on one shared parent -- and pass
+ * a token around a ring on each new communicator: two communicators given
+ * the same context id would deliver one thread's token to the other.
+ * Checks every value; the check counters are bumped by the main thread only.
  */
-#include <mpi.h>
+#include "plx_test.h"     /* first: it sets the POSIX feature level */
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include "plx_test.h"
 
 #define NTHREADS 4
 #define ROUNDS 500
 
+#define NEWCOMMS 60
+
 static int rank, size, partner;
 static int errors[NTHREADS + 1];
+static MPI_Comm parents[NTHREADS];
+static MPI_Group world_group;
 
 static void *pingpong(void *arg)
 {
@@ -37,6 +42,33 @@ static void *waiter(void *arg)
     if (v != 4242)
         errors[NTHREADS]++;
     return arg;
+}
+
+/* One token around the ring of c, carrying the thread and iteration. */
+static int ring_ok(MPI_Comm c, int t, int i)
+{
+    int n, me;
+    MPI_Comm_size(c, &n);
+    MPI_Comm_rank(c, &me);
+    int out = t * 100000 + i, in = -1;
+    MPI_Sendrecv(&out, 1, MPI_INT, (me + 1) % n, 7, &in, 1, MPI_INT, (me + n - 1) % n, 7, c, MPI_STATUS_IGNORE);
+    return in == out;
+}
+
+static void *creator(void *arg)
+{
+    int t = (int)(long)arg;
+    for (int i = 0; i < NEWCOMMS; i++) {
+        MPI_Comm c;
+        if (i % 2)
+            MPI_Comm_dup(parents[t], &c);
+        else
+            MPI_Comm_create_group(MPI_COMM_WORLD, world_group, 100 + t, &c);
+        if (c == MPI_COMM_NULL || !ring_ok(c, t, i))
+            errors[t]++;
+        MPI_Comm_free(&c);
+    }
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -63,5 +95,20 @@ int main(int argc, char **argv)
     pthread_join(w, NULL);
     for (int t = 0; t <= NTHREADS; t++)
         PLX_CHECK_EQ(errors[t], 0, "wrong values received by a thread");
+
+    MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    for (int t = 0; t < NTHREADS; t++) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &parents[t]);
+        errors[t] = 0;
+    }
+    for (long t = 0; t < NTHREADS; t++)
+        pthread_create(&th[t], NULL, creator, (void *)t);
+    for (int t = 0; t < NTHREADS; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < NTHREADS; t++) {
+        PLX_CHECK_EQ(errors[t], 0, "token lost or crossed on communicators created concurrently");
+        MPI_Comm_free(&parents[t]);
+    }
+    MPI_Group_free(&world_group);
     return plx_test_finish();
 }
