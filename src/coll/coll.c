@@ -10,8 +10,8 @@
 #include "core/config.h"
 #include "core/datatype.h"
 #include "core/log.h"
-#include "core/runtime.h"
 #include "core/request.h"
+#include "core/runtime.h"
 #include "progress/progress.h"
 #include "pt2pt/pt2pt.h"
 
