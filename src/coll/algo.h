@@ -10,7 +10,8 @@
  *   gather/scatter  binomial tree with packed subtree buffers (small); linear (large); v: linear
  *   allgather       recursive doubling (p a power of two, small/medium); Bruck (other p, small); ring (large)
  *   allgatherv      ring
- *   alltoall        Bruck (tiny blocks, p >= 8); all at once (medium); pairwise exchange (large)
+ *   alltoall        Bruck (tiny blocks, p >= 8); all at once (medium, or any size when ranks
+ *                   outnumber CPUs: plx_coll_node_oversubscribed); pairwise exchange (large)
  *   alltoallv/w     all at once, in batches
  *   reduce          binomial tree (small, or non-commutative: rank order kept); Rabenseifner:
  *                   recursive-halving reduce-scatter + gather to the root (large, commutative)
@@ -24,7 +25,7 @@
  * These message schedules serve nonblocking collectives, communicators that
  * span nodes, and what the node-local shared segment (shmcoll.c) leaves:
  * blocking Barrier, Reduce/Allreduce (any size; large ones need a contiguous
- * type), Allgather, Bcast (except at 2 ranks above the shm eager limit) and
+ * type), Allgather and Bcast (except at 2 ranks above the shm eager limit) and
  * Alltoall (blocks up to the shm eager limit) on one node go through the
  * segment instead.
  */

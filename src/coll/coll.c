@@ -5,9 +5,13 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "coll/coll.h"
+#include "core/config.h"
 #include "core/datatype.h"
+#include "core/log.h"
 #include "core/request.h"
+#include "core/runtime.h"
 #include "progress/progress.h"
 #include "pt2pt/pt2pt.h"
 
@@ -133,4 +137,23 @@ plx_status_t plx_coll_allreduce_u64(uint64_t *buf, int n, enum plx_coll_u64_op o
     if (st == PLX_OK)
         st = plx_coll_bcast(buf, bytes, 0, c, tag);
     return st;
+}
+
+int plx_coll_node_oversubscribed(void)
+{
+    static int over = -1;
+    if (over < 0) {
+        const char *v = plx_config.coll_oversub;
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        if (strcmp(v, "on") == 0)
+            over = 1;
+        else if (strcmp(v, "off") == 0)
+            over = 0;
+        else {
+            if (strcmp(v, "auto") != 0)
+                plx_warn("PLEXUS_COLL_OVERSUB=%s: expected on, off or auto; using auto", v);
+            over = ncpu > 0 && plx_procs.nlocal > ncpu;
+        }
+    }
+    return over;
 }

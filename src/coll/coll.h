@@ -30,6 +30,11 @@ plx_status_t plx_coll_bcast(void *buf, size_t nbytes, int root, struct plx_comm 
 /* Every rank contributes nbytes; rbuf receives size*nbytes in rank order. */
 plx_status_t plx_coll_allgather(const void *sbuf, size_t nbytes, void *rbuf, struct plx_comm *c, int tag);
 plx_status_t plx_coll_gather(const void *sbuf, size_t nbytes, void *rbuf, int root, struct plx_comm *c, int tag);
+/* More ranks of this job on this node than CPUs online: waiting ranks must
+ * give their CPU away, and algorithms that need fewer hand-offs win. The
+ * same answer on every rank of a node (node-local collectives rely on it).
+ * PLEXUS_COLL_OVERSUB=on|off overrides. */
+int plx_coll_node_oversubscribed(void);
 /* In-place elementwise reduction of n 64-bit unsigned words. */
 plx_status_t plx_coll_allreduce_u64(uint64_t *buf, int n, enum plx_coll_u64_op op, struct plx_comm *c, int tag);
 

@@ -13,7 +13,9 @@
  * (nobody still reads operation k-2's data there); readers wait for the
  * flags they need. Flags only grow, stores release and loads acquire.
  *
- *   barrier    ready = k; wait everyone's ready >= k
+ *   barrier    ready = k; wait everyone's ready >= k. When ranks outnumber
+ *              CPUs: the others set ready and wait for rank 0's; rank 0
+ *              waits for all, then sets its own (rank 0 leaves first)
  *   bcast      (not at 2 ranks above the eager limit) root packs a chunk of
  *              up to p slots (the whole set: only the root writes) and sets
  *              ready; the others wait, unpack
@@ -28,7 +30,7 @@
  *              every share out: a reduce-scatter and an allgather through
  *              memory, so the reduction work is split p ways and no data
  *              moves through messages (no rendezvous handshakes)
- *   allgather  per chunk, everyone packs its block's next piece into its
+ *   allgather  (not at 2 ranks above the eager limit) per chunk, everyone packs its block's next piece into its
  *              slot (ready); everyone unpacks all pieces
  *   alltoall   (blocks up to the shared-memory eager limit) per chunk,
  *              everyone packs the next piece of each of its p blocks into its
@@ -67,11 +69,12 @@
  * large collectives want big slots (fewer rounds), but the segment is
  * 2 * p slots (every communicator used for collectives on a node has one,
  * in /dev/shm), so they shrink with p to keep its data at 1 MiB at most:
- * 128K per slot up to p = 4, 64K at 8, 8K at 64. Measured at 2 ranks,
- * Allreduce of 128K-256K: 33-34 / 76-80 us with 128K slots, 44-46 / 87-89
- * with 64K. */
+ * 256K per slot at p = 2, 128K at 4, 64K at 8, 8K at 64. Measured at 2
+ * ranks, Allreduce of 128K-256K: 33-34 / 76-80 us with 128K slots, 44-46 /
+ * 87-89 with 64K; of 256K / 512K / 1M: 68-72 / 124-144 / 279-309 us with
+ * 128K slots, 59-70 / 114-122 / 261-268 with 256K (Open MPI 60 / 113 / 285). */
 #define PLX_SHMC_SEG_DATA (1u << 20)
-#define PLX_SHMC_SLOT_MAX (128u << 10)
+#define PLX_SHMC_SLOT_MAX (256u << 10)
 
 struct plx_shmc_flags {
     uint64_t ready[2];
@@ -267,12 +270,14 @@ static inline char *plx_shmc_slot(struct plx_shmc *s, int p, uint64_t k, int r)
 /* Through the segment every byte is copied twice (in, then out); a message
  * above the eager limit is copied once (the receiver reads the sender's
  * buffer). That single copy wins when each rank's data goes to one reader
- * only: Bcast at 2 ranks, Alltoall at any size (max_p: the largest
- * communicator where this holds). Measured at 2 ranks: Bcast of 64K-128K
- * 5-7 us by messages against 11-22 us through the segment; Alltoall of
- * 64K-1M per peer 6.5-184 us against 13-398 us (at 8 ranks, 32K: 113
- * against 172 us). With more readers (Bcast at 8 ranks) the segment is
- * 3-15x faster at 8K-1M. */
+ * only: Bcast and Allgather at 2 ranks, Alltoall at any size (max_p: the
+ * largest communicator where this holds). Measured at 2 ranks: Bcast of
+ * 64K-128K 5-7 us by messages against 11-22 us through the segment;
+ * Allgather of 16K-512K 3.6-76 us against 4.5-100 us (the reader of a slot
+ * pulls lines its peer has just written, still dirty in the peer's cache;
+ * a message reads the caller's sbuf); Alltoall of 64K-1M per peer 6.5-184
+ * us against 13-398 us (at 8 ranks, 32K: 113 against 172 us). With more
+ * readers (Bcast at 8 ranks) the segment is 3-15x faster at 8K-1M. */
 static int plx_shmc_single_copy_wins(const struct plx_comm *c, size_t n, int max_p)
 {
     return c->size <= max_p && n > plx_config.shm_eager_max;
@@ -287,6 +292,17 @@ static int plx_shmc_small(const struct plx_datatype *dt, MPI_Aint count)
     return n > 0 && n <= plx_config.coll_shm_max;
 }
 
+/* Everyone waits for everyone: one hand-off, the last to arrive releases
+ * all. With more ranks than CPUs, though, that last rank is often not rank
+ * 0, and what follows a barrier is most often led by rank 0 (the root of a
+ * Bcast, Reduce, Gather ...); the ranks released first then wait for rank 0
+ * to get a CPU. So there rank 0 releases the others once all have arrived:
+ * it is on a CPU when they leave and runs its part first. Measured at 4
+ * ranks on 2 cores: Barrier + 1-4K Bcast from rank 0, 1.3-2.2 us per Bcast
+ * with the flat barrier and 0.17-0.25 us with this one (Open MPI 0.4); the
+ * Barrier itself 2.1-2.6 us -> 3.7-4.9 us (Open MPI 4.9). At 2 ranks both
+ * are one hand-off and the flat one keeps its lower latency. The choice is
+ * the same on every rank of the node (plx_coll_node_oversubscribed). */
 int plx_shmcoll_barrier(struct plx_comm *c)
 {
     struct plx_shmc *s = plx_shmc_get(c);
@@ -294,9 +310,21 @@ int plx_shmcoll_barrier(struct plx_comm *c)
         return 0;
     uint64_t k = ++s->seq;
     int set = (int)(k % 2);
-    __atomic_store_n(&s->flags[c->rank].ready[set], k, __ATOMIC_RELEASE);
-    for (int j = 0; j < c->size; j++)
-        plx_shmc_wait(c, s, &s->flags[j].ready[set], k, j);
+    if (c->size > 2 && plx_coll_node_oversubscribed()) {
+        /* rank 0 arrives last: it sets ready once all others have */
+        if (c->rank == 0) {
+            for (int j = 1; j < c->size; j++)
+                plx_shmc_wait(c, s, &s->flags[j].ready[set], k, j);
+            __atomic_store_n(&s->flags[0].ready[set], k, __ATOMIC_RELEASE);
+        } else {
+            __atomic_store_n(&s->flags[c->rank].ready[set], k, __ATOMIC_RELEASE);
+            plx_shmc_wait(c, s, &s->flags[0].ready[set], k, 0);
+        }
+    } else {
+        __atomic_store_n(&s->flags[c->rank].ready[set], k, __ATOMIC_RELEASE);
+        for (int j = 0; j < c->size; j++)
+            plx_shmc_wait(c, s, &s->flags[j].ready[set], k, j);
+    }
     __atomic_store_n(&s->flags[c->rank].done, k, __ATOMIC_RELEASE);
     return 1;
 }
@@ -462,7 +490,7 @@ int plx_shmcoll_allgather(struct plx_comm *c, const void *sbuf, MPI_Aint scount,
                           void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt)
 {
     size_t n = (size_t)rcount * (size_t)rdt->size;
-    if (n == 0)
+    if (n == 0 || plx_shmc_single_copy_wins(c, n, 2))
         return 0;
     struct plx_shmc *s = plx_shmc_get(c);
     if (!s)

@@ -73,6 +73,9 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_COLL_SHM_MAX", PLX_SET_SIZE, "8K", coll_shm_max,
             "Largest Reduce/Allreduce (bytes per rank) done in one round through the shared segment; "
             "larger ones go through it in chunks"),
+    PLX_SET("PLEXUS_COLL_OVERSUB", PLX_SET_STRING, "auto", coll_oversub,
+            "Collective algorithms for more ranks than CPUs (rank 0 ends the shared-memory Barrier, large "
+            "Alltoall blocks all in flight at once): on, off, or auto (when this node's ranks outnumber its CPUs)"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

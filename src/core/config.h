@@ -33,6 +33,7 @@ struct plx_config {
     size_t tcp_sendq_max;       /* PLEXUS_TCP_SENDQ_MAX */
     int coll_shm;               /* PLEXUS_COLL_SHM */
     size_t coll_shm_max;        /* PLEXUS_COLL_SHM_MAX */
+    char coll_oversub[8];       /* PLEXUS_COLL_OVERSUB */
 };
 
 extern struct plx_config plx_config;
