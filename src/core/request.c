@@ -35,8 +35,14 @@ void plx_request_init_stack(struct plx_request *r, int kind, struct plx_comm *co
 
 void bsend_release_block(void *block);   /* api/bsend.c */
 
+int plx_rndv_sends;
+
 void plx_request_complete(struct plx_request *r)
 {
+    if (r->rndv_out) {
+        r->rndv_out = 0;
+        plx_rndv_sends--;
+    }
     if (r->tmp) {
         free(r->tmp);
         r->tmp = NULL;

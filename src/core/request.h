@@ -46,6 +46,7 @@ struct plx_request {
     uint8_t cancel_pending;
     uint8_t truncated;
     uint8_t push;               /* send, non-contiguous rendezvous: PLX_PUSH_* (pt2pt.c) */
+    uint8_t rndv_out;           /* send: its RTS is out and it is counted in plx_rndv_sends */
     int cc;
     struct plx_comm *comm;      /* referenced while the request lives */
     int rank;                   /* peer rank in comm (or MPI_ANY_SOURCE) */
@@ -76,6 +77,11 @@ struct plx_request {
 };
 
 extern struct plx_objtab plx_request_tab;
+/* Rendezvous sends of this process whose RTS is out and that have not
+ * completed. Transports read it as "this process is itself being read from":
+ * shared memory then does not ask the sender to help with its reads (an
+ * exchange, where the peer is busy with its own read). */
+extern int plx_rndv_sends;
 
 struct plx_request *plx_request_new(int kind, struct plx_comm *comm);
 /* A request on the caller's stack for a blocking call: no handle, and the

@@ -236,6 +236,10 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
         p->st_sent++;
         p->st_sent_bytes += r->bytes;
         p->st_sent_rndv++;
+        if (!r->rndv_out) {
+            r->rndv_out = 1;
+            plx_rndv_sends++;
+        }
     }
     return st;
 }
@@ -654,7 +658,7 @@ void plx_pt2pt_cancel(struct plx_request *r)
         }
         return;
     }
-    if (r->rank == MPI_PROC_NULL || r->cancel_pending || r->st_cancelled)
+    if (r->rank == MPI_PROC_NULL || r->cancel_pending || r->st_cancelled || r->st_error != MPI_SUCCESS)
         return;
     if (r->sq.kind == PLX_SQ_MSG) {         /* never left this process */
         plx_list_remove(&r->sq.link);
@@ -669,6 +673,8 @@ void plx_pt2pt_cancel(struct plx_request *r)
     }
     if (r->sq.kind == PLX_SQ_STREAM)        /* matched already */
         return;
+    if (plx_unlikely(plx_p2p.nfailed) && plx_peer_get(r->peer_lpid)->failed)
+        return;                 /* no answer would ever come: the send stands */
     r->cancel_pending = 1;
     r->cc++;
     int32_t src = r->comm->rank;
