@@ -16,13 +16,13 @@
  *
  * Threads: the API lock is let go while the agreement waits, so two threads
  * may allocate at once (on different parents, or Comm_create_group with
- * different tags). Only one allocation at a time offers this process's free
- * ids (it "holds the mask"); the others offer none, find no common id, and
- * all members of their parent try again together. Among the allocations
- * waiting here, the mask goes to the lowest (parent id, tag) -- the same
- * order at every process -- so the lowest allocation waiting anywhere gets
- * the mask at all its members and succeeds: no two allocations can take one
- * id, and they cannot keep blocking each other.
+ * different tags) and both find the same lowest common id. Where any member
+ * runs MPI_THREAD_MULTIPLE the agreement therefore has a second round: each
+ * member takes the id if it is still free here, all confirm together, and
+ * if one could not, those that took it give it back and all try again.
+ * Nobody waits for another allocation to finish, so allocations on
+ * different communicators cannot block each other, whatever order each
+ * process runs them in; a retry finds the id gone where it was taken.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -137,74 +137,38 @@ void plx_comm_free_context(int ctx)
     plx_comm_g.free_mask[bit / 64] |= (uint64_t)1 << (bit % 64);
 }
 
-/* An allocation in progress on this process, kept in (ctx, tag) order. */
-struct plx_ctx_waiter {
-    int ctx, tag;
-    struct plx_ctx_waiter *next;
-};
-static struct plx_ctx_waiter *plx_ctx_waiting;
-static const struct plx_ctx_waiter *plx_ctx_holder;     /* holds the mask, or NULL */
-
-static int plx_ctx_before(const struct plx_ctx_waiter *a, const struct plx_ctx_waiter *b)
-{
-    return a->ctx != b->ctx ? a->ctx < b->ctx : a->tag < b->tag;
-}
-
-static void plx_ctx_wait_add(struct plx_ctx_waiter *w)
-{
-    struct plx_ctx_waiter **pp = &plx_ctx_waiting;
-    while (*pp && plx_ctx_before(*pp, w))
-        pp = &(*pp)->next;
-    w->next = *pp;
-    *pp = w;
-}
-
-static void plx_ctx_wait_remove(struct plx_ctx_waiter *w)
-{
-    struct plx_ctx_waiter **pp = &plx_ctx_waiting;
-    while (*pp != w)
-        pp = &(*pp)->next;
-    *pp = w->next;
-}
-
 plx_status_t plx_comm_alloc_context_tag(struct plx_comm *comm, int tag, int *ctx_p)
 {
-    struct plx_ctx_waiter me = { .ctx = comm->context_id, .tag = tag };
-    plx_ctx_wait_add(&me);
-    plx_status_t st;
     for (;;) {
-        /* mask[PLX_CTX_WORDS] is all ones where every member held the mask */
+        /* mask[PLX_CTX_WORDS]: all ones where no member needs the second round */
         uint64_t mask[PLX_CTX_WORDS + 1];
-        int hold = !plx_ctx_holder && plx_ctx_waiting == &me;
-        if (hold) {
-            plx_ctx_holder = &me;
-            memcpy(mask, plx_comm_g.free_mask, sizeof plx_comm_g.free_mask);
-            mask[PLX_CTX_WORDS] = ~(uint64_t)0;
-        } else {
-            memset(mask, 0, sizeof mask);
-        }
-        st = plx_coll_allreduce_u64(mask, PLX_CTX_WORDS + 1, PLX_COLL_BAND, comm, tag);
-        if (hold)
-            plx_ctx_holder = NULL;
+        memcpy(mask, plx_comm_g.free_mask, sizeof plx_comm_g.free_mask);
+        mask[PLX_CTX_WORDS] = plx_lock.needed ? 0 : ~(uint64_t)0;
+        plx_status_t st = plx_coll_allreduce_u64(mask, PLX_CTX_WORDS + 1, PLX_COLL_BAND, comm, tag);
         if (PLX_IS_ERR(st))
-            break;
+            return st;
         int w = 0;
         while (w < PLX_CTX_WORDS && !mask[w])
             w++;
-        if (w < PLX_CTX_WORDS) {        /* nonzero only if every member held the mask */
-            int b = __builtin_ctzll(mask[w]);
-            plx_comm_g.free_mask[w] &= ~((uint64_t)1 << b);
-            *ctx_p = 2 * (w * 64 + b);
-            break;
-        }
-        if (mask[PLX_CTX_WORDS]) {
-            st = PLX_ERR_NOSPACE;       /* every member offered its ids: none in common */
-            break;
-        }
-        plx_lock_relax();               /* another allocation held the mask somewhere */
+        if (w == PLX_CTX_WORDS)
+            return PLX_ERR_NOSPACE;     /* every member agrees: no common free id */
+        int b = __builtin_ctzll(mask[w]);
+        uint64_t bit = (uint64_t)1 << b;
+        uint64_t took = (plx_comm_g.free_mask[w] & bit) != 0;  /* another thread may have it now */
+        plx_comm_g.free_mask[w] &= ~bit;
+        *ctx_p = 2 * (w * 64 + b);
+        if (mask[PLX_CTX_WORDS])
+            return PLX_OK;              /* single-threaded everywhere: nobody else could take it */
+        uint64_t all = took;
+        st = plx_coll_allreduce_u64(&all, 1, PLX_COLL_BAND, comm, tag);
+        if (st == PLX_OK && all)
+            return PLX_OK;
+        if (took)
+            plx_comm_g.free_mask[w] |= bit;     /* give it back: some member could not take it */
+        if (PLX_IS_ERR(st))
+            return st;
+        plx_lock_relax();
     }
-    plx_ctx_wait_remove(&me);
-    return st;
 }
 
 plx_status_t plx_comm_alloc_context(struct plx_comm *comm, int *ctx_p)

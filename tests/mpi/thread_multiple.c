@@ -7,6 +7,9 @@
  * Comm_create_group with distinct tags on one shared parent -- and pass
  * a token around a ring on each new communicator: two communicators given
  * the same context id would deliver one thread's token to the other.
+ * Last, rank 0 duplicates two communicators from two threads at once while
+ * the other ranks duplicate them one after the other, in the opposite order
+ * of their ids (legal: an allocation must not wait for another one).
  * Checks every value; the check counters are bumped by the main thread only.
  */
 #include "plx_test.h"     /* first: it sets the POSIX feature level */
@@ -71,6 +74,27 @@ static void *creator(void *arg)
     return NULL;
 }
 
+static MPI_Comm lo, hi, lo_dup, hi_dup;
+
+static void *dup_lo(void *arg)
+{
+    MPI_Comm_dup(lo, &lo_dup);
+    return arg;
+}
+
+static void pause_ms(int ms)
+{
+    struct timespec t = { 0, ms * 1000000L };
+    nanosleep(&t, NULL);
+}
+
+static void *dup_hi(void *arg)
+{
+    pause_ms(100);      /* after dup_lo has started */
+    MPI_Comm_dup(hi, &hi_dup);
+    return arg;
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -110,5 +134,24 @@ int main(int argc, char **argv)
         MPI_Comm_free(&parents[t]);
     }
     MPI_Group_free(&world_group);
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &lo);  /* the lower context id */
+    MPI_Comm_dup(MPI_COMM_WORLD, &hi);
+    if (rank == 0) {
+        pthread_t a, b;
+        pthread_create(&a, NULL, dup_lo, NULL);
+        pthread_create(&b, NULL, dup_hi, NULL);
+        pthread_join(a, NULL);
+        pthread_join(b, NULL);
+    } else {
+        pause_ms(300);  /* rank 0's two allocations are under way */
+        MPI_Comm_dup(hi, &hi_dup);
+        MPI_Comm_dup(lo, &lo_dup);
+    }
+    PLX_CHECK(ring_ok(lo_dup, 0, 1) && ring_ok(hi_dup, 1, 2), "token on communicators duplicated in opposite orders");
+    MPI_Comm_free(&lo_dup);
+    MPI_Comm_free(&hi_dup);
+    MPI_Comm_free(&lo);
+    MPI_Comm_free(&hi);
     return plx_test_finish();
 }
