@@ -77,9 +77,14 @@ plx_status_t plx_coll_bcast(void *buf, size_t nbytes, int root, struct plx_comm 
         mask <<= 1;
     }
     mask >>= 1;
-    while (mask > 0 && st == PLX_OK) {          /* send to the children */
-        if (vrank + mask < size)
-            st = plx_coll_send(buf, nbytes, (vrank + mask + root) % size, tag, c);
+    if (st != PLX_OK)
+        return st;                              /* nothing to pass on */
+    while (mask > 0) {                          /* send to the children, all of them even if one is lost */
+        if (vrank + mask < size) {
+            plx_status_t s = plx_coll_send(buf, nbytes, (vrank + mask + root) % size, tag, c);
+            if (st == PLX_OK)
+                st = s;
+        }
         mask >>= 1;
     }
     return st;
@@ -114,15 +119,26 @@ plx_status_t plx_coll_allgather(const void *sbuf, size_t nbytes, void *rbuf, str
     return st;
 }
 
+/* Gather to rank 0, combine, broadcast. Rank 0 broadcasts even when its
+ * gather failed (a member was lost), with the failure in a last word, so
+ * that every member that can still hear it leaves with the same result
+ * instead of waiting for a broadcast that never comes. */
 plx_status_t plx_coll_allreduce_u64(uint64_t *buf, int n, enum plx_coll_u64_op op, struct plx_comm *c, int tag)
 {
     size_t bytes = (size_t)n * sizeof(uint64_t);
     uint64_t *all = c->rank == 0 ? plx_malloc(bytes * (size_t)c->size) : NULL;
     plx_status_t st = plx_coll_gather(buf, bytes, all, 0, c, tag);
+    if (st != PLX_OK && c->rank != 0) {
+        free(all);
+        return st;              /* could not reach rank 0: nothing will come from it */
+    }
+    uint64_t *res = plx_malloc(bytes + sizeof(uint64_t));
+    memcpy(res, buf, bytes);
+    res[n] = (uint64_t)(int64_t)st;
     if (st == PLX_OK && c->rank == 0) {
         for (int r = 1; r < c->size; r++)
             for (int i = 0; i < n; i++) {
-                uint64_t a = buf[i], b = all[(size_t)r * (size_t)n + (size_t)i];
+                uint64_t a = res[i], b = all[(size_t)r * (size_t)n + (size_t)i];
                 switch (op) {
                 case PLX_COLL_BAND: a &= b; break;
                 case PLX_COLL_BOR: a |= b; break;
@@ -130,12 +146,18 @@ plx_status_t plx_coll_allreduce_u64(uint64_t *buf, int n, enum plx_coll_u64_op o
                 case PLX_COLL_MIN: a = a < b ? a : b; break;
                 case PLX_COLL_SUM: a += b; break;
                 }
-                buf[i] = a;
+                res[i] = a;
             }
     }
     free(all);
+    plx_status_t bst = plx_coll_bcast(res, bytes + sizeof(uint64_t), 0, c, tag);
+    if (bst == PLX_OK)
+        st = (plx_status_t)(int64_t)res[n];
+    else if (st == PLX_OK)
+        st = bst;
     if (st == PLX_OK)
-        st = plx_coll_bcast(buf, bytes, 0, c, tag);
+        memcpy(buf, res, bytes);
+    free(res);
     return st;
 }
 

@@ -1066,7 +1066,8 @@ def test_lost_peer_is_an_mpi_error(mpiexec, mh_exchange, tcp_transport, test_hos
             r"MPI_Send to the lost rank: " + failed + r"send to rank 2 \(tag 8\)",
             r"MPI_Recv from the lost rank: " + failed + r"receive from rank 2 \(tag 8\)",
         ] + [r"%s of the lost rank: " % call + failed + r"%s for a message from rank 2" % call
-             for call in ("MPI_Probe", "MPI_Iprobe", "MPI_Mprobe")]
+             for call in ("MPI_Probe", "MPI_Iprobe", "MPI_Mprobe")] + [
+            r"MPI_Wait\(MPI_Isend to the lost rank, cancelled\): " + failed + r"send to rank 2 \(tag 11\)"]
         if r == 0:
             expect.append(r"MPI_Wait\(MPI_Irecv from MPI_ANY_SOURCE\): " + failed +
                           r"receive from MPI_ANY_SOURCE \(tag 6\)" + r" on MPI_COMM_WORLD failed: "

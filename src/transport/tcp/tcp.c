@@ -216,6 +216,7 @@ static struct {
     int naccepting;
     int nrefused;
     struct plx_tcp_conn *hot;           /* the one connection traffic comes from lately, or NULL */
+    int sleepers;                       /* threads asleep on the epoll set: hot stays in it */
     unsigned npolls;
     struct plx_list waiting;            /* peers in WAIT_PEER */
     struct plx_list failed;             /* peers FAILED, not yet reported to pt2pt */
@@ -1241,6 +1242,7 @@ static void plx_tcp_on_eof(struct plx_tcp_conn *c, int err)
     struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
     if (p->bye && !err) {
         plx_debug(2, "tcp: rank %d finalized and closed its connection", p->lpid);
+        plx_tcp_unblock(p);     /* nothing more goes out: no retries of a full socket */
         plx_tcp_conn_close(c);
         p->conn = NULL;
         p->state = PLX_TCP_P_CLOSED;
@@ -1539,7 +1541,7 @@ static int plx_tcp_poll(void)
     if (hot && !plx_tcp.peers[hot->lpid]->wblocked) {
         int got = plx_tcp_on_readable(hot);
         work += got;
-        if (got && hot == plx_tcp.hot && hot->in_epoll && ++hot->hot_hits >= PLX_TCP_HOT_DETACH)
+        if (got && hot == plx_tcp.hot && hot->in_epoll && !plx_tcp.sleepers && ++hot->hot_hits >= PLX_TCP_HOT_DETACH)
             plx_tcp_hot_detach(hot);
         if ((++plx_tcp.npolls % PLX_TCP_HOT_EPOLL_EVERY) == 0)
             work += plx_tcp_events(0);
@@ -1566,7 +1568,13 @@ static int plx_tcp_poll(void)
 static int plx_tcp_sleep_prepare(void)
 {
     plx_tcp_set_hot(NULL);      /* the sleep waits on the set: every socket in it */
+    plx_tcp.sleepers++;         /* (other threads keep it there meanwhile) */
     return plx_tcp.epfd;
+}
+
+static void plx_tcp_sleep_done(void)
+{
+    plx_tcp.sleepers--;
 }
 
 /* --- finalize ----------------------------------------------------------------------- */
@@ -2049,7 +2057,7 @@ const struct plx_transport_ops plx_tcp_ops = {
     .read_remote = NULL,        /* no remote reads: rendezvous is RTS, CTS, DATA */
     .poll = plx_tcp_poll,
     .sleep_prepare = plx_tcp_sleep_prepare,
-    .sleep_done = NULL,
+    .sleep_done = plx_tcp_sleep_done,
     .finalize = plx_tcp_finalize,
     .eager_max = plx_tcp_eager_max,
     .eager_credit = plx_tcp_eager_credit,
