@@ -179,9 +179,9 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dtype, int source, int tag, MPI
         r.ctx = c->context_id;
         rc = plx_api_recv_start(&r, fn);
         if (rc == MPI_SUCCESS) {
-            plx_request_blocking = &r;
+            plx_request_block(&r);
             plx_progress_wait_req(&r);
-            plx_request_blocking = NULL;
+            plx_request_unblock(&r);
             plx_request_status(&r, status);
             if (r.st_error != MPI_SUCCESS)
                 rc = plx_api_err_code(c, r.st_error);

@@ -22,7 +22,24 @@ struct plx_request *plx_request_new(int kind, struct plx_comm *comm)
     return r;
 }
 
-struct plx_request *plx_request_blocking;
+static struct plx_list plx_request_blocked = { &plx_request_blocked, &plx_request_blocked };
+
+void plx_request_block(struct plx_request *r)
+{
+    plx_list_push_back(&plx_request_blocked, &r->blocked_link);
+}
+
+void plx_request_unblock(struct plx_request *r)
+{
+    plx_list_remove(&r->blocked_link);
+}
+
+void plx_request_foreach_blocked(void (*fn)(void *obj, void *arg), void *arg)
+{
+    struct plx_list *pos, *n;
+    plx_list_for_each_safe(pos, n, &plx_request_blocked)
+        fn(plx_list_entry(pos, struct plx_request, blocked_link), arg);
+}
 
 void plx_request_init_stack(struct plx_request *r, int kind, struct plx_comm *comm)
 {
@@ -30,7 +47,7 @@ void plx_request_init_stack(struct plx_request *r, int kind, struct plx_comm *co
     r->kind = (uint8_t)kind;
     r->comm = comm;
     plx_list_init(&r->link);
-    plx_list_init(&r->sq.link);
+    plx_list_init(&r->sq.link);    plx_list_init(&r->blocked_link);
 }
 
 void bsend_release_block(void *block);   /* api/bsend.c */
@@ -107,8 +124,7 @@ void plx_request_dump_pending(void)
     int n = 0;
     plx_warn("waiting in MPI; pending requests:");
     plx_obj_foreach(&plx_request_tab, plx_request_dump_one, &n);
-    if (plx_request_blocking)
-        plx_request_dump_one(plx_request_blocking, &n);
+    plx_request_foreach_blocked(plx_request_dump_one, &n);
     if (n == 0)
         plx_warn("  (no pending requests)");
 }

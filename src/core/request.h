@@ -66,6 +66,7 @@ struct plx_request {
 
     struct plx_list link;       /* receive: on the posted queue while linked */
     struct plx_sendq_item sq;   /* send: on its peer's send queue */
+    struct plx_list blocked_link;       /* stack request: on plx_request_blocked while its call waits */
 
     /* rendezvous */
     size_t rndv_size;           /* receiver: bytes the sender has */
@@ -85,10 +86,14 @@ extern int plx_rndv_sends;
 
 struct plx_request *plx_request_new(int kind, struct plx_comm *comm);
 /* A request on the caller's stack for a blocking call: no handle, and the
- * caller keeps comm alive; set plx_request_blocking while waiting so that
- * the --timeout dump shows it. */
+ * caller keeps comm alive. While it waits it is on a list (one per waiting
+ * thread under MPI_THREAD_MULTIPLE), so that the --timeout dump and a
+ * peer's failure find it: plx_request_block / plx_request_unblock. */
 void plx_request_init_stack(struct plx_request *r, int kind, struct plx_comm *comm);
-extern struct plx_request *plx_request_blocking;
+void plx_request_block(struct plx_request *r);
+void plx_request_unblock(struct plx_request *r);
+/* fn(request, arg) for each of them; fn may complete the request. */
+void plx_request_foreach_blocked(void (*fn)(void *obj, void *arg), void *arg);
 /* Called when cc reaches 0 by the layer that completed it. */
 void plx_request_complete(struct plx_request *r);
 /* Drops the request (handle invalid afterwards). */

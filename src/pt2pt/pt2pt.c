@@ -966,9 +966,8 @@ void plx_pt2pt_peer_failed(int lpid, const char *why)
     }
 
     /* sends to it and rendezvous receives from it in flight: every request
-     * with a handle, and the blocking receive on the stack */
+     * with a handle, and the blocking receives on the stack */
     struct plx_fail_scan s = { .lpid = lpid, .peer = p };
     plx_obj_foreach(&plx_request_tab, plx_req_fail_if_bound, &s);
-    if (plx_request_blocking)
-        plx_req_fail_if_bound(plx_request_blocking, &s);
+    plx_request_foreach_blocked(plx_req_fail_if_bound, &s);
 }
