@@ -23,6 +23,8 @@ static int plx_comm_status_err(struct plx_comm *c, const char *fn, plx_status_t 
     if (st == PLX_ERR_NOSPACE)
         return plx_api_err(c, fn, MPI_ERR_OTHER, "no context id is free on every process (at most %d communicators)",
                            PLX_MAX_CONTEXTS / 2 - 2);
+    if (st == PLX_ERR_PROC_FAILED)
+        return plx_api_err(c, fn, MPIX_ERR_PROC_FAILED, "%s failed: a member process was lost", what);
     return plx_api_err(c, fn, plx_status_to_class(st), "%s failed (internal status %d)", what, (int)st);
 }
 

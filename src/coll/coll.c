@@ -9,6 +9,7 @@
 #include "coll/coll.h"
 #include "core/config.h"
 #include "core/datatype.h"
+#include "core/errors.h"
 #include "core/log.h"
 #include "core/request.h"
 #include "core/runtime.h"
@@ -37,7 +38,9 @@ static struct plx_request *plx_coll_start(int kind, void *buf, size_t n, int pee
 static plx_status_t plx_coll_finish(struct plx_request *r)
 {
     plx_progress_wait_req(r);
-    plx_status_t st = r->st_error == MPI_SUCCESS ? PLX_OK : PLX_ERR_INTERN;
+    plx_status_t st = r->st_error == MPI_SUCCESS                             ? PLX_OK
+                      : plx_err_class(r->st_error) == MPIX_ERR_PROC_FAILED ? PLX_ERR_PROC_FAILED
+                                                                             : PLX_ERR_INTERN;
     plx_request_free(r);
     return st;
 }

@@ -148,6 +148,7 @@ int plx_status_to_class(plx_status_t st)
     case PLX_ERR_ARG: return MPI_ERR_ARG;
     case PLX_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
     case PLX_ERR_PEER: return MPI_ERR_OTHER;
+    case PLX_ERR_PROC_FAILED: return MPIX_ERR_PROC_FAILED;
     case PLX_ERR_NOSPACE: return MPI_ERR_NO_SPACE;
     case PLX_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
     case PLX_ERR_INTERN: return MPI_ERR_INTERN;

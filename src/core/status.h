@@ -21,6 +21,7 @@ typedef enum plx_status {
     PLX_ERR_NOSPACE = -8,     /* /dev/shm, buffer or similar is too small */
     PLX_ERR_TIMEOUT = -9,
     PLX_ERR_UNSUPPORTED = -10,
+    PLX_ERR_PROC_FAILED = -11,  /* an operation with a peer that was lost for good */
 } plx_status_t;
 
 #define PLX_IS_ERR(s) ((s) < 0)

@@ -1068,6 +1068,9 @@ def test_lost_peer_is_an_mpi_error(mpiexec, mh_exchange, tcp_transport, test_hos
         ] + [r"%s of the lost rank: " % call + failed + r"%s for a message from rank 2" % call
              for call in ("MPI_Probe", "MPI_Iprobe", "MPI_Mprobe")] + [
             r"MPI_Wait\(MPI_Isend to the lost rank, cancelled\): " + failed + r"send to rank 2 \(tag 11\)"]
+        dup = (r"MPI_Comm_dup with the lost rank: class 101 \(MPIX_ERR_PROC_FAILED\): MPI_Comm_dup\(rank %d\): "
+               r"agreeing on a context id failed: a member process was lost$" % r)
+        assert re.search(r"^mh_exchange: rank %d " % r + dup, job.stdout, re.M), (dup, job.stdout, job.stderr)
         if r == 0:
             expect.append(r"MPI_Wait\(MPI_Irecv from MPI_ANY_SOURCE\): " + failed +
                           r"receive from MPI_ANY_SOURCE \(tag 6\)" + r" on MPI_COMM_WORLD failed: "

@@ -41,8 +41,8 @@
  *               wildcard receive (rank 0 only) and a 1 MiB send to V
  *               (rendezvous), wait for each, then try a blocking send to and
  *               receive from V and MPI_Probe, MPI_Iprobe and MPI_Mprobe of V
- *               (which must not wait forever), and cancel an Isend to V and
- *               wait for it; for each they print "mh_exchange: rank R CALL:
+ *               (which must not wait forever), cancel an Isend to V and
+ *               wait for it, and MPI_Comm_dup MPI_COMM_WORLD; for each they print "mh_exchange: rank R CALL:
  *               class C (NAME): TEXT" (or "CALL: success"). The survivors then
  *               exchange 1 MiB each way with their ring neighbours among
  *               themselves, checked, print "mh_exchange: rank R survivors ok",
@@ -256,6 +256,9 @@ static int mode_lose(int victim, const char *handler)
     MPI_Isend(small, 8, MPI_CHAR, victim, 11, MPI_COMM_WORLD, &cq);
     MPI_Cancel(&cq);
     report("MPI_Wait(MPI_Isend to the lost rank, cancelled)", MPI_Wait(&cq, &st));
+    MPI_Comm dup = MPI_COMM_NULL;       /* collective with a lost member: an error, not a hang */
+    report("MPI_Comm_dup with the lost rank", MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    errors += dup != MPI_COMM_NULL;
 
     /* the survivors' ring */
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
