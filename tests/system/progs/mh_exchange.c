@@ -272,12 +272,20 @@ static int mode_lose(int victim, const char *handler)
                           MPI_COMM_WORLD, &st);
     errors += report("MPI_Sendrecv with the survivors", rc);
     errors += check(rbuf, n, prev, rank) != 0;
-    /* everyone has printed before rank 0 ends the job */
-    char b = 0;
-    rc = MPI_Sendrecv(&b, 1, MPI_CHAR, next, 10, &b, 1, MPI_CHAR, prev, 10, MPI_COMM_WORLD, &st);
-    errors += rc != MPI_SUCCESS;
     if (errors == 0)
         printf("mh_exchange: rank %d survivors ok\n", rank);
+    fflush(stdout);
+    /* every survivor has printed before rank 0 ends the job: a token goes
+     * once around the survivors' ring after each has printed */
+    char b = 0;
+    if (rank == 0) {
+        rc = MPI_Send(&b, 1, MPI_CHAR, next, 10, MPI_COMM_WORLD);
+        rc = rc ? rc : MPI_Recv(&b, 1, MPI_CHAR, prev, 10, MPI_COMM_WORLD, &st);
+    } else {
+        rc = MPI_Recv(&b, 1, MPI_CHAR, prev, 10, MPI_COMM_WORLD, &st);
+        rc = rc ? rc : MPI_Send(&b, 1, MPI_CHAR, next, 10, MPI_COMM_WORLD);
+    }
+    errors += rc != MPI_SUCCESS;
     free(sbuf);
     free(rbuf);
     if (rank == 0)
