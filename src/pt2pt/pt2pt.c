@@ -113,6 +113,14 @@ static inline struct plx_peer *plx_peer_get(int lpid)
     return plx_likely(p) ? p : plx_peer_create(lpid);
 }
 
+/* A matchable packet (EAGER or RTS) of a message of `bytes` went out to p. */
+static inline void plx_peer_sent(struct plx_peer *p, size_t bytes)
+{
+    p->send_seq++;
+    p->st_sent++;
+    p->st_sent_bytes += bytes;
+}
+
 static void plx_peer_enqueue(struct plx_peer *p, struct plx_sendq_item *it)
 {
     if (plx_list_empty(&p->sendq))
@@ -216,9 +224,7 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
         if (st != PLX_OK)
             return st;
         p->credits -= cost;
-        p->send_seq++;
-        p->st_sent++;
-        p->st_sent_bytes += r->bytes;
+        plx_peer_sent(p, r->bytes);
         if (r->mode != PLX_MODE_SYNC)
             plx_send_done(r);
         return PLX_OK;
@@ -232,9 +238,7 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
     struct iovec iov = { &rts, sizeof rts };
     st = p->tp->send(p->lpid, &h, &iov, 1);
     if (st == PLX_OK) {
-        p->send_seq++;
-        p->st_sent++;
-        p->st_sent_bytes += r->bytes;
+        plx_peer_sent(p, r->bytes);
         p->st_sent_rndv++;
         if (!r->rndv_out) {
             r->rndv_out = 1;
@@ -440,9 +444,7 @@ plx_status_t plx_pt2pt_send_inline(struct plx_comm *c, int ctx, const void *data
     if (p->tp->send(lpid, &h, &iov, bytes ? 1 : 0) != PLX_OK)
         return PLX_BUSY;
     p->credits -= cost;
-    p->send_seq++;
-    p->st_sent++;
-    p->st_sent_bytes += bytes;
+    plx_peer_sent(p, bytes);
     return PLX_OK;
 }
 
