@@ -104,6 +104,10 @@ int plx_api_recv_start(struct plx_request *r, const char *fn)
     r->st_cancelled = 0;
     r->tmp = NULL;
     r->data = NULL;
+    /* such a receive fails unless a matching message is here: take in
+     * what has arrived first, as the probes do */
+    if (plx_unlikely(r->rank == MPI_ANY_SOURCE) && plx_pt2pt_wildcard_failing(r->comm))
+        plx_progress_poll();
     plx_status_t st = plx_pt2pt_recv_start(r);
     return st == PLX_OK ? MPI_SUCCESS : plx_api_start_failed(r, fn, st);
 }

@@ -14,27 +14,40 @@
 
 struct plx_lock {
     int needed;
-    pthread_mutex_t mutex;      /* recursive: error handlers may call MPI */
+    int depth;                  /* times the holder holds it (under the mutex) */
+    pthread_mutex_t mutex;      /* recursive: error handlers and attribute
+                                 * callbacks may call MPI */
 };
 extern struct plx_lock plx_lock;
 
 static inline void plx_lock_acquire(void)
 {
-    if (plx_unlikely(plx_lock.needed))
+    if (plx_unlikely(plx_lock.needed)) {
         pthread_mutex_lock(&plx_lock.mutex);
+        plx_lock.depth++;
+    }
 }
 static inline void plx_lock_release(void)
 {
-    if (plx_unlikely(plx_lock.needed))
+    if (plx_unlikely(plx_lock.needed)) {
+        plx_lock.depth--;
         pthread_mutex_unlock(&plx_lock.mutex);
+    }
+}
+/* Whether this thread holds the lock once, so that a release lets other
+ * threads in: not inside a call made with the lock held (an attribute
+ * callback or error handler that calls MPI), nor outside any MPI call. */
+static inline int plx_lock_outermost(void)
+{
+    return plx_lock.depth == 1;
 }
 /* Called by blocked waits between polls. */
 static inline void plx_lock_relax(void)
 {
-    if (plx_unlikely(plx_lock.needed)) {
-        pthread_mutex_unlock(&plx_lock.mutex);
+    if (plx_unlikely(plx_lock.needed) && plx_lock_outermost()) {
+        plx_lock_release();
         sched_yield();
-        pthread_mutex_lock(&plx_lock.mutex);
+        plx_lock_acquire();
     }
 }
 

@@ -198,6 +198,7 @@ plx_status_t plx_runtime_finalize(void)
     for (int i = 0; i < plx_route_ntransports; i++)
         plx_route_transports[i]->finalize();
     plx_route_ntransports = 0;
+    plx_progress_finalize();
     plx_pm_finalize();
     free(plx_procs.p);
     free(plx_procs.local_lpids);

@@ -97,6 +97,21 @@ int plx_progress_poll(void)
     return work;
 }
 
+void plx_progress_finalize(void)
+{
+    if (!plx_progress_mt.init)
+        return;
+    close(plx_progress_mt.efd);
+    pthread_cond_destroy(&plx_progress_mt.cond);
+    memset(&plx_progress_mt, 0, sizeof plx_progress_mt);
+}
+
+void plx_progress_kick(void)
+{
+    if (plx_unlikely(plx_progress_mt.watching | plx_progress_mt.nwaiting))
+        plx_progress_wake();
+}
+
 /* Out of line: only when another thread sleeps. */
 static void plx_progress_wake(void)
 {
@@ -134,7 +149,9 @@ static void plx_progress_sleep_behind(void)
         t.tv_sec++;
     }
     plx_progress_mt.nwaiting++;
+    plx_lock.depth--;           /* the wait lets go of the lock */
     (void)pthread_cond_timedwait(&plx_progress_mt.cond, &plx_lock.mutex, &t);
+    plx_lock.depth++;
     plx_progress_mt.nwaiting--;
 }
 
@@ -142,10 +159,14 @@ static void plx_progress_sleep(void)
 {
     struct pollfd fds[5];
     int n = 0;
+    /* Holding the lock more than once (a callback that called MPI), this
+     * thread cannot let other threads in: it sleeps on the doorbells
+     * itself, whether or not another thread watches them. */
+    int outer = plx_lock.needed && plx_lock_outermost();
     if (plx_lock.needed) {
         if (plx_unlikely(!plx_progress_mt.init))
             plx_progress_mt_init();
-        if (plx_progress_mt.watching) {
+        if (plx_progress_mt.watching && outer) {
             plx_progress_sleep_behind();
             return;
         }
@@ -166,19 +187,24 @@ static void plx_progress_sleep(void)
     /* poll once more after announcing the sleep: nothing published before
      * the announcement can be missed */
     if (plx_progress_poll() == 0 && !plx_progress_dump_requested) {
-        plx_progress_mt.watching = plx_lock.needed;
-        plx_lock_release();     /* other threads may use MPI while we sleep */
+        int watcher = plx_lock.needed && !plx_progress_mt.watching;
+        if (watcher)
+            plx_progress_mt.watching = 1;
+        if (outer)
+            plx_lock_release(); /* other threads may use MPI while we sleep */
         (void)poll(fds, (nfds_t)n, 100);
-        plx_lock_acquire();
+        if (outer)
+            plx_lock_acquire();
         if (plx_lock.needed) {
-            plx_progress_mt.watching = 0;
+            if (watcher)
+                plx_progress_mt.watching = 0;
             if (plx_progress_mt.rung) {
                 uint64_t v;
                 if (read(plx_progress_mt.efd, &v, sizeof v) < 0 && errno != EAGAIN)
                     plx_warn("progress: eventfd: %s", strerror(errno));
                 plx_progress_mt.rung = 0;
             }
-            if (plx_progress_mt.nwaiting)   /* one of them watches next */
+            if (watcher && plx_progress_mt.nwaiting)   /* one of them watches next */
                 pthread_cond_broadcast(&plx_progress_mt.cond);
         }
     }

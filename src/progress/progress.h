@@ -15,6 +15,11 @@ void plx_progress_wait(int (*done)(void *arg), void *arg);
 /* Progresses until r->cc == 0. */
 void plx_progress_wait_req(struct plx_request *r);
 void plx_progress_init(void);
+/* At finalize, after the transports: frees what waiting threads used. */
+void plx_progress_finalize(void);
+/* Something a sleeping thread may wait for happened outside a poll (a
+ * request completed, a packet to self was queued): wake it. */
+void plx_progress_kick(void);
 /* Set from the SIGURG handler: print pending requests at the next poll. */
 extern volatile int plx_progress_dump_requested;
 

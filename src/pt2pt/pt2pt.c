@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/runtime.h"
+#include "progress/progress.h"
 #include "pt2pt/match.h"
 #include "pt2pt/pt2pt.h"
 #include "route/route.h"
@@ -50,7 +51,7 @@ static struct {
     size_t credit_limit;
 } plx_p2p;
 
-static struct plx_peer *plx_comm_unacked_failure(const struct plx_comm *c);
+static struct plx_peer *plx_comm_unacked_failure(struct plx_comm *c);
 static void plx_req_fail(struct plx_request *r, struct plx_peer *p);
 
 plx_status_t plx_pt2pt_init(void)
@@ -666,6 +667,7 @@ void plx_pt2pt_cancel(struct plx_request *r)
             r->st_cancelled = 1;
             r->cc = 0;
             plx_request_complete(r);
+            plx_progress_kick();            /* another thread may wait for it */
         }
         return;
     }
@@ -680,6 +682,7 @@ void plx_pt2pt_cancel(struct plx_request *r)
         r->st_cancelled = 1;
         r->cc = 0;
         plx_request_complete(r);
+        plx_progress_kick();
         return;
     }
     if (r->sq.kind == PLX_SQ_STREAM)        /* matched already */
@@ -894,17 +897,24 @@ static int plx_comm_rank_of(const struct plx_comm *c, int lpid)
 /* A member of c that failed after what c acknowledged (MPIX_Comm_failure_ack),
  * else NULL: while there is one, a wildcard receive or probe on c that finds
  * no message fails instead of waiting for a sender that may be the lost one
- * (ULFM's rule). O(c->size) when some peer failed, nothing otherwise. */
-static struct plx_peer *plx_comm_unacked_failure(const struct plx_comm *c)
+ * (ULFM's rule). O(c->size) once per failure not yet looked at for c
+ * (c->fail_clear: failures up to it hold no member of c), nothing otherwise. */
+static struct plx_peer *plx_comm_unacked_failure(struct plx_comm *c)
 {
-    if (plx_likely(c->fail_acked >= plx_p2p.nfailed))
+    if (plx_likely(c->fail_acked >= plx_p2p.nfailed || c->fail_clear >= plx_p2p.nfailed))
         return NULL;
     for (int i = 0; i < c->size; i++) {
         struct plx_peer *p = plx_p2p.peers[c->lpids[i]];
         if (p && p->failed && p->fail_seq > c->fail_acked)
             return p;
     }
+    c->fail_clear = plx_p2p.nfailed;
     return NULL;
+}
+
+int plx_pt2pt_wildcard_failing(struct plx_comm *c)
+{
+    return plx_unlikely(plx_p2p.nfailed) && plx_comm_unacked_failure(c) != NULL;
 }
 
 void plx_pt2pt_failure_ack(struct plx_comm *c)

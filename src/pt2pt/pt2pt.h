@@ -104,6 +104,9 @@ int plx_pt2pt_peer_failure_returns(int lpid);
  * failure c has not acknowledged) has failed, else MPI_SUCCESS. With an
  * error, *st (unless MPI_STATUS_IGNORE) gets the lost member's rank, tag,
  * the code and a count of 0. */
+/* A wildcard receive or probe on c would fail now (a member was lost and
+ * the loss is not acknowledged), unless a matching message is here. */
+int plx_pt2pt_wildcard_failing(struct plx_comm *c);
 int plx_pt2pt_probe_error(struct plx_comm *c, int src, int tag, MPI_Status *st, const char *fn);
 void plx_pt2pt_peer_failed(int lpid, const char *why);
 /* MPIX_Comm_failure_ack: c acknowledges every failure known now. */

@@ -1,14 +1,20 @@
 /*
  * MPI_THREAD_MULTIPLE: several threads of each rank exchange messages with
- * the partner rank at once, each on its own tag, and one thread blocks in a
- * receive that only another thread of the same rank can satisfy (a blocked
- * call must not keep other threads out of MPI). Then two threads of each
+ * the partner rank at once, each on its own tag, and one thread blocks in
+ * receives that only another thread of the same rank can satisfy (a
+ * blocked call must not keep other threads out of MPI). Then two threads of each
  * rank ping-pong with blocking MPI_Send/MPI_Recv on their own tags: each
  * message may be read from the network by the other thread, while its
  * receiver sleeps (registered again with PLEXUS_SPIN_COUNT=1
  * PLEXUS_YIELD_COUNT=1 over TCP, where every wait sleeps at once: the
  * sleeper was not woken and slept out 100 ms a round, which ran past the
- * test's time limit). Then threads create
+ * test's time limit). Then one thread sleeps in a receive while the other
+ * ping-pongs inside an attribute delete callback (MPI called with the
+ * library lock held: its waits slept out 100 ms a round behind the other
+ * thread). The receives of the first part are 400 hand-offs to a thread of
+ * the same rank, whose sender stays out of MPI until the receiver has the
+ * message (over TCP nothing shows such a message on a socket: the sleeping
+ * receiver slept out 100 ms a round). Then threads create
  * communicators at once -- Comm_dup on their own parents, and
  * Comm_create_group with distinct tags on one shared parent -- and pass
  * a token around a ring on each new communicator: two communicators given
@@ -27,6 +33,8 @@
 #define NEWCOMMS 60
 #define BLOCKED_THREADS 2
 #define BLOCKED_ROUNDS 2000
+#define SELF_ROUNDS 400     /* x 100 ms when a sleeper is not woken: past the time limit */
+#define NESTED_ROUNDS 400
 
 static int rank, size, partner;
 static int errors[NTHREADS + 1];
@@ -45,14 +53,54 @@ static void *pingpong(void *arg)
     return NULL;
 }
 
-/* Waits for a message that the main thread sends to this rank itself. */
+/* Takes SELF_ROUNDS messages that the main thread sends to this rank itself
+ * and answers each: every message reaches a thread that sleeps in MPI_Recv
+ * (over TCP a message to self shows on no socket: the sleeper must be
+ * woken by the sender). */
+static int self_taken;   /* messages the waiter took (atomic) */
 static void *waiter(void *arg)
 {
-    int v = -1;
-    MPI_Recv(&v, 1, MPI_INT, rank, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (v != 4242)
-        errors[NTHREADS]++;
+    for (int i = 0; i < SELF_ROUNDS; i++) {
+        int v = -1;
+        MPI_Recv(&v, 1, MPI_INT, rank, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (v != 4242 + i)
+            errors[NTHREADS]++;
+        __atomic_store_n(&self_taken, i + 1, __ATOMIC_RELEASE);
+    }
     return arg;
+}
+
+/* Blocked in a receive from the partner until the end of the nested test. */
+static void *nested_sleeper(void *arg)
+{
+    int v = -1;
+    MPI_Recv(&v, 1, MPI_INT, partner, 300, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (v != 300 + partner)
+        errors[0]++;
+    return arg;
+}
+
+/* An attribute delete callback that ping-pongs with the partner: MPI called
+ * with the library lock already held, while another thread sleeps in MPI
+ * (a wait there slept out 100 ms a round behind that thread). */
+static int nested_rounds_ok;
+static int pingpong_on_delete(MPI_Comm c, int key, void *val, void *extra)
+{
+    (void)c, (void)key, (void)val, (void)extra;
+    int ok = 1;
+    for (int i = 0; i < NESTED_ROUNDS; i++) {
+        int out = rank * 100000 + i, in = -1;
+        if (rank % 2 == 0) {
+            MPI_Send(&out, 1, MPI_INT, partner, 301, MPI_COMM_WORLD);
+            MPI_Recv(&in, 1, MPI_INT, partner, 301, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(&in, 1, MPI_INT, partner, 301, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&out, 1, MPI_INT, partner, 301, MPI_COMM_WORLD);
+        }
+        ok &= in == partner * 100000 + i;
+    }
+    nested_rounds_ok = ok;
+    return MPI_SUCCESS;
 }
 
 /* Blocking ping-pong with the partner on tag 200 + t: the even rank sends first. */
@@ -141,8 +189,14 @@ int main(int argc, char **argv)
         for (int t = 0; t < NTHREADS; t++)
             pthread_join(th[t], NULL);
     }
-    int v = 4242;
-    MPI_Send(&v, 1, MPI_INT, rank, 99, MPI_COMM_WORLD);
+    for (int i = 0; i < SELF_ROUNDS; i++) {
+        int v = 4242 + i;
+        pause_ms(1);                    /* the waiter is asleep in MPI_Recv by now */
+        MPI_Send(&v, 1, MPI_INT, rank, 99, MPI_COMM_WORLD);
+        /* out of MPI until the waiter has it: only the send can wake it */
+        while (__atomic_load_n(&self_taken, __ATOMIC_ACQUIRE) <= i)
+            sched_yield();
+    }
     pthread_join(w, NULL);
     for (int t = 0; t <= NTHREADS; t++)
         PLX_CHECK_EQ(errors[t], 0, "wrong values received by a thread");
@@ -154,6 +208,25 @@ int main(int argc, char **argv)
             pthread_join(th[t], NULL);
         for (int t = 0; t < BLOCKED_THREADS; t++)
             PLX_CHECK_EQ(errors[t], 0, "wrong values in a blocking ping-pong between threads");
+    }
+
+    if (partner < size) {
+        errors[0] = 0;
+        pthread_t sl;
+        pthread_create(&sl, NULL, nested_sleeper, NULL);
+        pause_ms(50);                   /* it sleeps in MPI_Recv, watching the sockets */
+        int key;
+        MPI_Comm c;
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, pingpong_on_delete, &key, NULL);
+        MPI_Comm_dup(MPI_COMM_SELF, &c);
+        MPI_Comm_set_attr(c, key, NULL);
+        MPI_Comm_free(&c);              /* runs the ping-pong */
+        MPI_Comm_free_keyval(&key);
+        PLX_CHECK(nested_rounds_ok, "ping-pong inside an attribute delete callback");
+        int v = 300 + rank;
+        MPI_Send(&v, 1, MPI_INT, partner, 300, MPI_COMM_WORLD);
+        pthread_join(sl, NULL);
+        PLX_CHECK_EQ(errors[0], 0, "a thread's receive while another thread was in a callback");
     }
 
     MPI_Comm_group(MPI_COMM_WORLD, &world_group);

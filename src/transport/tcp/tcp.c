@@ -85,6 +85,7 @@
 #include "core/plexus.h"
 #include "core/runtime.h"
 #include "pm/pm.h"
+#include "progress/progress.h"
 #include "pt2pt/pt2pt.h"
 #include "transport/tcp/iface.h"
 #include "transport/tcp/tcp.h"
@@ -1338,6 +1339,7 @@ static void plx_tcp_self_send(const struct plx_hdr *hdr, const struct iovec *iov
         off += iov[i].iov_len;
     }
     plx_list_push_back(&plx_tcp.selfq, &s->link);
+    plx_progress_kick();        /* no socket shows it: a sleeping thread must be told */
 }
 
 static int plx_tcp_self_deliver(void)
