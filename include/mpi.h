@@ -996,6 +996,12 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 int PMPI_Comm_free(MPI_Comm *comm);
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+
+/* MPICH's fault-tolerance extension (ULFM): after a member of comm failed,
+ * MPI_ANY_SOURCE receives and probes on comm that find no message fail with
+ * MPIX_ERR_PROC_FAILED until the failures known locally are acknowledged. */
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int PMPIX_Comm_failure_ack(MPI_Comm comm);
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag);

@@ -99,6 +99,12 @@ BENCHMARKS: Tuple[Benchmark, ...] = (
     # point-to-point
     Benchmark("latency", "latency.c", "pt2pt", "Ping-pong latency (half round trip)", (LAT,),
               full=P2P_FULL, quick=P2P_QUICK, limits={"shm": SHM_LAT, "tcp": TCP_LAT}),
+    Benchmark("latency_vs_tcp", "latency_vs_tcp.c", "pt2pt",
+              "Ping-pong: MPI and a TCP socket in the same two processes, alternating blocks",
+              (LAT, Metric("raw_latency_us", "TCP socket latency", "us", "lower"),
+               Metric("ratio", "MPI / TCP socket", "x", "lower")),
+              full=("-m", "1K", "-i", "40000", "-x", "1000", "-d", "40"),
+              quick=("-m", "64", "-i", "10000", "-x", "500", "-d", "20")),
     Benchmark("bw", "bw.c", "pt2pt", "Bandwidth (window of 64 MPI_Isend, then ack)", (BW,),
               full=BW_FULL, quick=BW_QUICK, limits={"shm": SHM_BW, "tcp": TCP_BW}),
     Benchmark("bibw", "bibw.c", "pt2pt", "Bi-directional bandwidth", (BW,),

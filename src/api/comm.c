@@ -17,6 +17,7 @@
 #include "api/api.h"
 #include "coll/coll.h"
 #include "core/runtime.h"
+#include "pt2pt/pt2pt.h"
 
 static int plx_comm_status_err(struct plx_comm *c, const char *fn, plx_status_t st, const char *what)
 {
@@ -413,6 +414,18 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         *result = g == MPI_IDENT ? MPI_CONGRUENT : g;
     }
 out:
+    plx_api_unlock();
+    return rc;
+}
+
+#pragma weak MPIX_Comm_failure_ack = PMPIX_Comm_failure_ack
+int PMPIX_Comm_failure_ack(MPI_Comm comm)
+{
+    struct plx_comm *c;
+    plx_api_lock();
+    int rc = plx_api_comm(comm, &c, "MPIX_Comm_failure_ack");
+    if (rc == MPI_SUCCESS)
+        plx_pt2pt_failure_ack(c);
     plx_api_unlock();
     return rc;
 }

@@ -367,7 +367,7 @@ static int plx_probe_done(void *a)
     struct plx_probe_arg *p = a;
     plx_pt2pt_iprobe(p->c, p->c->context_id, p->src, p->tag, &p->found, p->st);
     if (!p->found)
-        p->err = plx_pt2pt_probe_error(p->c, p->src, p->fn);
+        p->err = plx_pt2pt_probe_error(p->c, p->src, p->tag, p->st, p->fn);
     return p->found || p->err;
 }
 
@@ -389,7 +389,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
                 plx_progress_poll();
                 plx_pt2pt_iprobe(c, c->context_id, source, tag, flag, status);
             }
-            int err = *flag ? MPI_SUCCESS : plx_pt2pt_probe_error(c, source, fn);
+            int err = *flag ? MPI_SUCCESS : plx_pt2pt_probe_error(c, source, tag, status, fn);
             if (err)
                 rc = plx_api_err_code(c, err);
         }
@@ -440,7 +440,7 @@ static int plx_api_improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Me
         m = plx_pt2pt_improbe(c, c->context_id, source, tag);
     }
     while (!m && blocking) {
-        struct plx_probe_arg a = { c, source, tag, 0, MPI_STATUS_IGNORE, fn, MPI_SUCCESS };
+        struct plx_probe_arg a = { c, source, tag, 0, status, fn, MPI_SUCCESS };
         plx_progress_wait(plx_probe_done, &a);
         if (a.err) {
             *message = MPI_MESSAGE_NULL;
@@ -449,7 +449,7 @@ static int plx_api_improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Me
         m = plx_pt2pt_improbe(c, c->context_id, source, tag);
     }
     if (!m && !blocking) {
-        int err = plx_pt2pt_probe_error(c, source, fn);
+        int err = plx_pt2pt_probe_error(c, source, tag, status, fn);
         if (err) {
             *flag = 0;
             *message = MPI_MESSAGE_NULL;

@@ -7,6 +7,7 @@
 #include "coll/sched.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/runtime.h"
 #include "progress/progress.h"
 #include "pt2pt/pt2pt.h"
 
@@ -178,6 +179,10 @@ static void plx_sched_post(struct plx_sched *s, struct plx_sched_ent *e)
     r->dt = e->dt;
     plx_dt_addref(e->dt);
     r->mode = PLX_MODE_STD;
+    /* once this collective has failed here, what it passes on says so: a
+     * member that hears only from survivors fails too, instead of
+     * returning a result that lacks the lost member's part */
+    r->failed_part = e->kind == PLX_S_SEND && s->err != MPI_SUCCESS;
     plx_status_t st = e->kind == PLX_S_SEND ? plx_pt2pt_send_start(r) : plx_pt2pt_recv_start(r);
     if (st != PLX_OK) {
         r->cc = 0;
@@ -198,6 +203,22 @@ static void plx_sched_local(struct plx_sched *s, struct plx_sched_ent *e)
     }
 }
 
+/* A finished send or receive of the running round: its error, or that of
+ * the member it heard from, becomes the schedule's. */
+static void plx_sched_collect(struct plx_sched *s, struct plx_sched_ent *e)
+{
+    struct plx_request *r = e->req;
+    if (r->st_error != MPI_SUCCESS)
+        plx_sched_error(s, r->st_error);
+    else if (plx_unlikely(r->failed_part) && e->kind == PLX_S_RECV)
+        plx_sched_error(s, plx_err_make(MPIX_ERR_PROC_FAILED, "rank %d: collective on %s failed at rank %d: a member "
+                                        "process was lost", plx_procs.my_lpid,
+                                        s->comm->name[0] ? s->comm->name : "a communicator", e->peer));
+    plx_request_free(r);
+    e->req = NULL;
+    s->pending--;
+}
+
 /* Collects finished requests of the running round; then starts rounds
  * until one has communication outstanding. Returns work done. */
 static int plx_sched_advance(struct plx_sched *s)
@@ -208,11 +229,7 @@ static int plx_sched_advance(struct plx_sched *s)
             struct plx_sched_ent *e = &s->ents[i];
             if (!e->req || e->req->cc != 0)
                 continue;
-            if (e->req->st_error != MPI_SUCCESS)
-                plx_sched_error(s, e->req->st_error);
-            plx_request_free(e->req);
-            e->req = NULL;
-            s->pending--;
+            plx_sched_collect(s, e);
             work++;
         }
         if (s->pending)
@@ -234,13 +251,8 @@ static int plx_sched_advance(struct plx_sched *s)
             /* sends to self and eager traffic may be done already */
             for (int i = s->round_start; i < s->next; i++) {
                 struct plx_sched_ent *e = &s->ents[i];
-                if (e->req && e->req->cc == 0) {
-                    if (e->req->st_error != MPI_SUCCESS)
-                        plx_sched_error(s, e->req->st_error);
-                    plx_request_free(e->req);
-                    e->req = NULL;
-                    s->pending--;
-                }
+                if (e->req && e->req->cc == 0)
+                    plx_sched_collect(s, e);
             }
             if (s->pending)
                 return work;

@@ -72,6 +72,7 @@ struct plx_comm {
     struct plx_info *info;      /* hints given at creation / Comm_set_info */
     char name[MPI_MAX_OBJECT_NAME];
     unsigned coll_tag;          /* sequence for internal collectives */
+    int fail_acked;             /* failed peers acknowledged (MPIX_Comm_failure_ack): pt2pt.c */
 };
 
 struct plx_info_entry {

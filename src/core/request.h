@@ -47,6 +47,7 @@ struct plx_request {
     uint8_t truncated;
     uint8_t push;               /* send, non-contiguous rendezvous: PLX_PUSH_* (pt2pt.c) */
     uint8_t rndv_out;           /* send: its RTS is out and it is counted in plx_rndv_sends */
+    uint8_t failed_part;        /* collective step: the sender's collective had failed (PLX_PKT_F_FAILED) */
     int cc;
     struct plx_comm *comm;      /* referenced while the request lives */
     int rank;                   /* peer rank in comm (or MPI_ANY_SOURCE) */

@@ -6,13 +6,31 @@
  * doorbell of every transport that has one. The sleep also ends after 100 ms
  * so that signals (the --timeout dump) and peers that cannot ring us are
  * noticed; such wake-ups cost nothing measurable.
+ *
+ * Threads (MPI_THREAD_MULTIPLE). A waiting thread's request can be
+ * completed by another thread: a thread that polls reads every socket and
+ * ring, and may take the message another waits for, after which the
+ * doorbell shows nothing and the waiter would sleep out its 100 ms (a
+ * thread ping-pong over TCP ran at ~20 ms a round). So a wait looks at its
+ * request again after letting go of the lock between polls, and one sleeping
+ * thread,
+ * the watcher, sleeps on the doorbells and on an eventfd of its own; any
+ * other sleeps on a condition variable of the library lock; and a poll
+ * that does work while a thread sleeps rings the eventfd (once per sleep)
+ * and broadcasts the condition. The sleepers then look at their requests
+ * again. When the watcher wakes, it wakes the others, and one of them
+ * becomes the next watcher.
  */
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <time.h>
 #include "coll/sched.h"
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "core/config.h"
 #include "core/log.h"
@@ -24,6 +42,19 @@
 #include "route/route.h"
 
 volatile int plx_progress_dump_requested;
+
+/* Sleeping threads, under MPI_THREAD_MULTIPLE only; every field is read and
+ * written under the library lock. */
+static struct {
+    int init;
+    int efd;                    /* wakes the watcher; readable only while `rung` */
+    int watching;               /* a thread sleeps on the doorbells */
+    int rung;                   /* efd written since the watcher went to sleep */
+    int nwaiting;               /* threads on `cond` */
+    pthread_cond_t cond;        /* with plx_lock.mutex */
+} plx_progress_mt;
+
+static void plx_progress_wake(void);
 
 static void plx_progress_sigurg(int sig)
 {
@@ -61,13 +92,67 @@ int plx_progress_poll(void)
         work += plx_route_transports[i]->poll();
     work += plx_pt2pt_flush();
     work += plx_coll_progress();    /* nonblocking collectives (src/coll/sched.c) */
+    if (plx_unlikely(plx_progress_mt.watching | plx_progress_mt.nwaiting) && work)
+        plx_progress_wake();
     return work;
+}
+
+/* Out of line: only when another thread sleeps. */
+static void plx_progress_wake(void)
+{
+    if (plx_progress_mt.watching && !plx_progress_mt.rung) {
+        uint64_t one = 1;
+        plx_progress_mt.rung = 1;
+        if (write(plx_progress_mt.efd, &one, sizeof one) < 0)
+            plx_warn("progress: waking a sleeping thread: %s", strerror(errno));
+    }
+    if (plx_progress_mt.nwaiting)
+        pthread_cond_broadcast(&plx_progress_mt.cond);
+}
+
+static void plx_progress_mt_init(void)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&plx_progress_mt.cond, &a);
+    pthread_condattr_destroy(&a);
+    plx_progress_mt.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (plx_progress_mt.efd < 0)
+        plx_fatal("progress: eventfd: %s", strerror(errno));
+    plx_progress_mt.init = 1;
+}
+
+/* Another thread watches the doorbells: wait until it or a poll wakes us. */
+static void plx_progress_sleep_behind(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_nsec += 100 * 1000 * 1000;
+    if (t.tv_nsec >= 1000 * 1000 * 1000) {
+        t.tv_nsec -= 1000 * 1000 * 1000;
+        t.tv_sec++;
+    }
+    plx_progress_mt.nwaiting++;
+    (void)pthread_cond_timedwait(&plx_progress_mt.cond, &plx_lock.mutex, &t);
+    plx_progress_mt.nwaiting--;
 }
 
 static void plx_progress_sleep(void)
 {
-    struct pollfd fds[4];
+    struct pollfd fds[5];
     int n = 0;
+    if (plx_lock.needed) {
+        if (plx_unlikely(!plx_progress_mt.init))
+            plx_progress_mt_init();
+        if (plx_progress_mt.watching) {
+            plx_progress_sleep_behind();
+            return;
+        }
+        fds[n].fd = plx_progress_mt.efd;
+        fds[n].events = POLLIN;
+        n++;
+    }
     for (int i = 0; i < plx_route_ntransports; i++) {
         if (!plx_route_transports[i]->sleep_prepare)
             continue;
@@ -81,9 +166,21 @@ static void plx_progress_sleep(void)
     /* poll once more after announcing the sleep: nothing published before
      * the announcement can be missed */
     if (plx_progress_poll() == 0 && !plx_progress_dump_requested) {
+        plx_progress_mt.watching = plx_lock.needed;
         plx_lock_release();     /* other threads may use MPI while we sleep */
         (void)poll(fds, (nfds_t)n, 100);
         plx_lock_acquire();
+        if (plx_lock.needed) {
+            plx_progress_mt.watching = 0;
+            if (plx_progress_mt.rung) {
+                uint64_t v;
+                if (read(plx_progress_mt.efd, &v, sizeof v) < 0 && errno != EAGAIN)
+                    plx_warn("progress: eventfd: %s", strerror(errno));
+                plx_progress_mt.rung = 0;
+            }
+            if (plx_progress_mt.nwaiting)   /* one of them watches next */
+                pthread_cond_broadcast(&plx_progress_mt.cond);
+        }
     }
     for (int i = 0; i < plx_route_ntransports; i++)
         if (plx_route_transports[i]->sleep_done)
@@ -112,6 +209,8 @@ void plx_progress_wait(int (*done)(void *arg), void *arg)
             continue;
         }
         plx_lock_relax();
+        if (plx_unlikely(plx_lock.needed) && done(arg))
+            break;              /* another thread completed it while we let go */
         if (plx_unlikely(plx_progress_dump_requested)) {
             plx_progress_dump_requested = 0;
             plx_request_dump_pending();

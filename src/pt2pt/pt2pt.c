@@ -36,6 +36,7 @@ struct plx_peer {
     struct plx_list sendq;
     struct plx_list busy_link;  /* on plx_p2p.busy while sendq is not empty */
     char *failed;               /* lost for good: the transport's account of it (else NULL) */
+    int fail_seq;               /* then: the how-manieth failure it was (1, 2, ...) */
     /* PLEXUS_STATS: matched messages each way */
     uint64_t st_sent, st_sent_bytes, st_sent_rndv;
     uint64_t st_recv, st_recv_bytes;
@@ -48,6 +49,9 @@ static struct {
     struct plx_list busy;
     size_t credit_limit;
 } plx_p2p;
+
+static struct plx_peer *plx_comm_unacked_failure(const struct plx_comm *c);
+static void plx_req_fail(struct plx_request *r, struct plx_peer *p);
 
 plx_status_t plx_pt2pt_init(void)
 {
@@ -210,7 +214,7 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
     plx_status_t st;
     if (r->bytes <= p->eager_max && p->credits >= cost) {
         h.type = PLX_PKT_EAGER;
-        h.flags = r->mode == PLX_MODE_SYNC ? PLX_PKT_F_SYNC : 0;
+        h.flags = (r->mode == PLX_MODE_SYNC ? PLX_PKT_F_SYNC : 0) | (r->failed_part ? PLX_PKT_F_FAILED : 0);
         h.len = r->bytes;
         struct iovec iov[PLX_SEND_IOV_MAX];     /* not zeroed: only the first niov are read */
         iov[0].iov_base = r->data;
@@ -234,6 +238,8 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
     struct plx_rts rts = { .size = r->bytes, .addr = (uint64_t)(uintptr_t)r->data };
     h.type = PLX_PKT_RTS;
     h.flags = r->push == PLX_PUSH_WRITE ? PLX_PKT_F_PUSH : r->push == PLX_PUSH_PACK_STREAM ? PLX_PKT_F_NOREAD : 0;
+    if (plx_unlikely(r->failed_part))
+        h.flags |= PLX_PKT_F_FAILED;
     h.len = sizeof rts;
     struct iovec iov = { &rts, sizeof rts };
     st = p->tp->send(p->lpid, &h, &iov, 1);
@@ -487,6 +493,7 @@ static void plx_deliver_eager(struct plx_request *r, int lpid, int src, int tag,
 {
     r->st_source = src;
     r->st_tag = tag;
+    r->failed_part = (flags & PLX_PKT_F_FAILED) != 0;
     size_t n = PLX_MIN(size, r->bytes);
     if (size > r->bytes)
         plx_recv_truncation(r, size);
@@ -506,6 +513,7 @@ static void plx_deliver_rts(struct plx_request *r, int lpid, int src, int tag, i
 {
     r->st_source = src;
     r->st_tag = tag;
+    r->failed_part = (flags & PLX_PKT_F_FAILED) != 0;
     r->peer_lpid = lpid;
     size_t n = PLX_MIN(size, r->bytes);
     if (size > r->bytes)
@@ -590,8 +598,9 @@ plx_status_t plx_pt2pt_recv_start(struct plx_request *r)
         plx_deliver_unexp(r, u);
         return PLX_OK;
     }
-    if (plx_unlikely(plx_p2p.nfailed) && r->rank != MPI_ANY_SOURCE) {
-        struct plx_peer *p = plx_p2p.peers[r->comm->lpids[r->rank]];
+    if (plx_unlikely(plx_p2p.nfailed)) {
+        struct plx_peer *p = r->rank == MPI_ANY_SOURCE ? plx_comm_unacked_failure(r->comm)
+                                                       : plx_p2p.peers[r->comm->lpids[r->rank]];
         if (p && p->failed) {
             plx_req_fail(r, p);
             return PLX_OK;
@@ -873,15 +882,66 @@ static void plx_tag_str(int tag, char *buf, size_t len)
         snprintf(buf, len, "%d", tag);
 }
 
-int plx_pt2pt_probe_error(struct plx_comm *c, int src, const char *fn)
+/* c's rank of world rank lpid (a member); O(size), on failure paths only. */
+static int plx_comm_rank_of(const struct plx_comm *c, int lpid)
 {
-    if (plx_likely(!plx_p2p.nfailed) || src < 0 || src >= c->size)
+    for (int i = 0; i < c->size; i++)
+        if (c->lpids[i] == lpid)
+            return i;
+    return MPI_UNDEFINED;
+}
+
+/* A member of c that failed after what c acknowledged (MPIX_Comm_failure_ack),
+ * else NULL: while there is one, a wildcard receive or probe on c that finds
+ * no message fails instead of waiting for a sender that may be the lost one
+ * (ULFM's rule). O(c->size) when some peer failed, nothing otherwise. */
+static struct plx_peer *plx_comm_unacked_failure(const struct plx_comm *c)
+{
+    if (plx_likely(c->fail_acked >= plx_p2p.nfailed))
+        return NULL;
+    for (int i = 0; i < c->size; i++) {
+        struct plx_peer *p = plx_p2p.peers[c->lpids[i]];
+        if (p && p->failed && p->fail_seq > c->fail_acked)
+            return p;
+    }
+    return NULL;
+}
+
+void plx_pt2pt_failure_ack(struct plx_comm *c)
+{
+    c->fail_acked = plx_p2p.nfailed;
+}
+
+int plx_pt2pt_probe_error(struct plx_comm *c, int src, int tag, MPI_Status *st, const char *fn)
+{
+    if (plx_likely(!plx_p2p.nfailed) || src == MPI_PROC_NULL || src >= c->size)
         return MPI_SUCCESS;
-    struct plx_peer *p = plx_p2p.peers[c->lpids[src]];
-    if (!p || !p->failed)
-        return MPI_SUCCESS;
-    return plx_err_make(MPIX_ERR_PROC_FAILED, "rank %d: %s for a message from rank %d on %s failed: %s",
-                        plx_procs.my_lpid, fn, src, c->name[0] ? c->name : "a communicator", p->failed);
+    const char *cname = c->name[0] ? c->name : "a communicator";
+    int code;
+    struct plx_peer *p;
+    if (src == MPI_ANY_SOURCE) {
+        p = plx_comm_unacked_failure(c);
+        if (!p)
+            return MPI_SUCCESS;
+        code = plx_err_make(MPIX_ERR_PROC_FAILED,
+                            "rank %d: %s for a message from MPI_ANY_SOURCE on %s failed: a possible sender "
+                            "(world rank %d) failed: %s",
+                            plx_procs.my_lpid, fn, cname, p->lpid, p->failed);
+    } else {
+        p = plx_p2p.peers[c->lpids[src]];
+        if (!p || !p->failed)
+            return MPI_SUCCESS;
+        code = plx_err_make(MPIX_ERR_PROC_FAILED, "rank %d: %s for a message from rank %d on %s failed: %s",
+                            plx_procs.my_lpid, fn, src, cname, p->failed);
+    }
+    if (st != MPI_STATUS_IGNORE) {  /* what failed: the lost member, the tag asked for, no data */
+        st->MPI_SOURCE = plx_comm_rank_of(c, p->lpid);
+        st->MPI_TAG = tag;
+        st->MPI_ERROR = code;
+        st->count_lo = 0;
+        st->count_hi_and_cancelled = 0;
+    }
+    return code;
 }
 
 /* Completes r with MPIX_ERR_PROC_FAILED and p's account of the failure. */
@@ -901,8 +961,8 @@ static void plx_req_fail(struct plx_request *r, struct plx_peer *p)
     else
         r->st_error = plx_err_make(MPIX_ERR_PROC_FAILED, "rank %d: receive from rank %d (tag %s) on %s failed: %s",
                                    plx_procs.my_lpid, r->rank, tag, cname, p->failed);
-    if (r->kind == PLX_REQ_RECV) {
-        r->st_source = r->rank;
+    if (r->kind == PLX_REQ_RECV) {     /* the source: the lost member, also for a wildcard */
+        r->st_source = plx_comm_rank_of(r->comm, p->lpid);
         r->st_tag = r->tag;
         r->st_bytes = 0;
     }
@@ -935,7 +995,7 @@ void plx_pt2pt_peer_failed(int lpid, const char *why)
         return;
     p->failed = plx_malloc(strlen(why) + 1);
     strcpy(p->failed, why);
-    plx_p2p.nfailed++;
+    p->fail_seq = ++plx_p2p.nfailed;
     p->credits = 0;             /* plx_pt2pt_send_inline declines: sends take the path that fails them */
     plx_warn("rank %d: %s; operations with rank %d fail with MPIX_ERR_PROC_FAILED", plx_procs.my_lpid, why,
              lpid);

@@ -91,14 +91,23 @@ void plx_pt2pt_read_done(void *cookie, plx_status_t st);
  * `why`: sends queued or in flight to it, receives posted for it, matched
  * receives still streaming from it, and MPI_ANY_SOURCE receives posted at
  * that moment on a communicator holding it (they complete, as in MPICH
- * without ULFM's pending state: repost one to go on with the survivors).
- * Later sends to it, and later receives naming it as source, fail at once;
- * messages that arrived whole before the failure can still be received. */
+ * without ULFM's pending state). Later sends to it, and later receives
+ * naming it as source, fail at once; so do later MPI_ANY_SOURCE receives
+ * and probes on a communicator holding it that find no message, until
+ * MPIX_Comm_failure_ack (plx_pt2pt_failure_ack) acknowledges the failures
+ * known then: wildcards then wait for the survivors again (ULFM's rule, as
+ * in MPICH). Messages that arrived whole before the failure can still be
+ * received. The error's status names the lost member as MPI_SOURCE. */
 int plx_pt2pt_peer_failure_returns(int lpid);
-/* For a probe that found nothing from src (a rank of c, not a wildcard):
- * the error code it ends with because src has failed, else MPI_SUCCESS. */
-int plx_pt2pt_probe_error(struct plx_comm *c, int src, const char *fn);
+/* For a probe of c that found nothing from src (a rank or MPI_ANY_SOURCE):
+ * the error code it ends with because src (for a wildcard, a member whose
+ * failure c has not acknowledged) has failed, else MPI_SUCCESS. With an
+ * error, *st (unless MPI_STATUS_IGNORE) gets the lost member's rank, tag,
+ * the code and a count of 0. */
+int plx_pt2pt_probe_error(struct plx_comm *c, int src, int tag, MPI_Status *st, const char *fn);
 void plx_pt2pt_peer_failed(int lpid, const char *why);
+/* MPIX_Comm_failure_ack: c acknowledges every failure known now. */
+void plx_pt2pt_failure_ack(struct plx_comm *c);
 
 /* Emits queued packets where transports have room; returns work done. */
 int plx_pt2pt_flush(void);

@@ -42,6 +42,8 @@ enum plx_pkt_type {
 #define PLX_PKT_F_CANCELLED 0x2
 #define PLX_PKT_F_PUSH      0x4 /* RTS/CTS: the sender writes into the receiver's buffer */
 #define PLX_PKT_F_NOREAD    0x8 /* RTS: not readable in place (packed as it streams): answer CTS */
+#define PLX_PKT_F_FAILED    0x10 /* EAGER/RTS of a collective step whose sender had already failed
+                                     * (a member was lost): its data is not to be trusted */
 #define PLX_PKT_F_TRANSPORT 0x80 /* reserved for a transport's own use; others ignore it */
 
 /* 32 bytes, the same for every transport. */

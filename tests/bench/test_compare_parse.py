@@ -34,6 +34,8 @@ def sample(name):
 EXPECTED = {
     "latency.plexus.out": ("latency", ["size_B", "latency_us"], 26,
                            [0, 36.492], [16777216, 4338.661]),
+    "latency_vs_tcp.openmpi.out": ("latency_vs_tcp", ["size_B", "latency_us", "raw_latency_us", "ratio"], 8,
+                                   [0, 5.350, 4.085, 1.308], [64, 5.426, 3.964, 1.367]),
     "bw.openmpi.out": ("bw", ["size_B", "bw_MBps"], 25, [1, 5.87], [16777216, 838.74]),
     "bibw.mpich.out": ("bibw", ["size_B", "bw_MBps"], 25, [1, 0.01], [16777216, 3867.45]),
     "mr.np4.openmpi.out": ("mr", ["size_B", "bw_MBps", "msgs_per_s"], 17,

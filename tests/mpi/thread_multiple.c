@@ -2,7 +2,13 @@
  * MPI_THREAD_MULTIPLE: several threads of each rank exchange messages with
  * the partner rank at once, each on its own tag, and one thread blocks in a
  * receive that only another thread of the same rank can satisfy (a blocked
- * call must not keep other threads out of MPI). Then threads create
+ * call must not keep other threads out of MPI). Then two threads of each
+ * rank ping-pong with blocking MPI_Send/MPI_Recv on their own tags: each
+ * message may be read from the network by the other thread, while its
+ * receiver sleeps (registered again with PLEXUS_SPIN_COUNT=1
+ * PLEXUS_YIELD_COUNT=1 over TCP, where every wait sleeps at once: the
+ * sleeper was not woken and slept out 100 ms a round, which ran past the
+ * test's time limit). Then threads create
  * communicators at once -- Comm_dup on their own parents, and
  * Comm_create_group with distinct tags on one shared parent -- and pass
  * a token around a ring on each new communicator: two communicators given
@@ -19,6 +25,8 @@
 #define ROUNDS 500
 
 #define NEWCOMMS 60
+#define BLOCKED_THREADS 2
+#define BLOCKED_ROUNDS 2000
 
 static int rank, size, partner;
 static int errors[NTHREADS + 1];
@@ -45,6 +53,25 @@ static void *waiter(void *arg)
     if (v != 4242)
         errors[NTHREADS]++;
     return arg;
+}
+
+/* Blocking ping-pong with the partner on tag 200 + t: the even rank sends first. */
+static void *blocked_pingpong(void *arg)
+{
+    int t = (int)(long)arg;
+    for (int i = 0; i < BLOCKED_ROUNDS; i++) {
+        int out = rank * 1000000 + t * 10000 + i, in = -1;
+        if (rank % 2 == 0) {
+            MPI_Send(&out, 1, MPI_INT, partner, 200 + t, MPI_COMM_WORLD);
+            MPI_Recv(&in, 1, MPI_INT, partner, 200 + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(&in, 1, MPI_INT, partner, 200 + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&out, 1, MPI_INT, partner, 200 + t, MPI_COMM_WORLD);
+        }
+        if (in != partner * 1000000 + t * 10000 + i)
+            errors[t]++;
+    }
+    return NULL;
 }
 
 /* One token around the ring of c, carrying the thread and iteration. */
@@ -119,6 +146,15 @@ int main(int argc, char **argv)
     pthread_join(w, NULL);
     for (int t = 0; t <= NTHREADS; t++)
         PLX_CHECK_EQ(errors[t], 0, "wrong values received by a thread");
+
+    if (partner < size) {
+        for (long t = 0; t < BLOCKED_THREADS; t++)
+            pthread_create(&th[t], NULL, blocked_pingpong, (void *)t);
+        for (int t = 0; t < BLOCKED_THREADS; t++)
+            pthread_join(th[t], NULL);
+        for (int t = 0; t < BLOCKED_THREADS; t++)
+            PLX_CHECK_EQ(errors[t], 0, "wrong values in a blocking ping-pong between threads");
+    }
 
     MPI_Comm_group(MPI_COMM_WORLD, &world_group);
     for (int t = 0; t < NTHREADS; t++) {

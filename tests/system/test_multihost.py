@@ -1034,11 +1034,16 @@ def test_link_down_detected_by_ranks(mpiexec, mh_exchange, tcp_transport, test_h
 def test_lost_peer_is_an_mpi_error(mpiexec, mh_exchange, tcp_transport, test_hosts, marker,
                                    launch, handler):
     # rank 2's host is cut off while ranks 0 and 1 have a receive from it, a
-    # rendezvous send to it (and rank 0 a wildcard receive) pending. With
-    # MPI_ERRORS_RETURN each completes with MPIX_ERR_PROC_FAILED and the
-    # transport's account; later sends and receives naming rank 2 fail at
-    # once; ranks 0 and 1 still exchange checked data, then rank 0 aborts
-    # (exit code 7). With the default handler the job ends with the account.
+    # rendezvous send to it (and rank 0 a wildcard receive) pending, and a
+    # second thread blocked in MPI_Recv from it. With MPI_ERRORS_RETURN each
+    # completes with MPIX_ERR_PROC_FAILED and the transport's account; later
+    # sends, receives and probes naming rank 2 fail at once, and so do
+    # wildcard probes and receives that find no message (a failed probe's
+    # status names rank 2 and the tag) and Barrier, Bcast, Allreduce on the
+    # communicator; after MPIX_Comm_failure_ack a wildcard probe succeeds;
+    # ranks 0 and 1 still exchange checked data (the last token with
+    # wildcard receives), then rank 0 aborts (exit code 7). With the default
+    # handler the job ends with the account.
     c = test_hosts(3)
     victim = c.hosts[2]
     job = launch.start(hosts_job(c, mpiexec, ["--host-timeout", "120", "-genv",
@@ -1067,7 +1072,21 @@ def test_lost_peer_is_an_mpi_error(mpiexec, mh_exchange, tcp_transport, test_hos
             r"MPI_Recv from the lost rank: " + failed + r"receive from rank 2 \(tag 8\)",
         ] + [r"%s of the lost rank: " % call + failed + r"%s for a message from rank 2" % call
              for call in ("MPI_Probe", "MPI_Iprobe", "MPI_Mprobe")] + [
-            r"MPI_Wait\(MPI_Isend to the lost rank, cancelled\): " + failed + r"send to rank 2 \(tag 11\)"]
+            r"MPI_Wait\(MPI_Isend to the lost rank, cancelled\): " + failed + r"send to rank 2 \(tag 11\)",
+            r"MPI_Recv from the lost rank in a second thread: " + failed + r"receive from rank 2 \(tag 13\)",
+        ] + [r"%s of MPI_ANY_SOURCE: " % call + failed + r"%s for a message from MPI_ANY_SOURCE on "
+             r"MPI_COMM_WORLD failed: a possible sender \(world rank 2\) failed: " % call + lost % (r, c.hosts[r]) + "$"
+             for call in ("MPI_Probe", "MPI_Iprobe", "MPI_Mprobe")] + [
+            r"MPI_Recv from MPI_ANY_SOURCE: " + failed + r"receive from MPI_ANY_SOURCE \(tag 12\) on MPI_COMM_WORLD "
+            r"failed: a possible sender \(world rank 2\) failed: " + lost % (r, c.hosts[r]) + "$",
+            r"MPI_Probe of the lost rank status: source 2, tag 8, error the code returned$",
+            r"MPI_Probe of MPI_ANY_SOURCE status: source 2, tag 12, error the code returned$",
+            r"MPI_Iprobe of MPI_ANY_SOURCE status: source 2, tag -1, error the code returned$",
+            r"MPI_Iprobe of MPI_ANY_SOURCE after MPIX_Comm_failure_ack: success$",
+        ] + [r"%s: " % call + failed + r"((send to|receive from) rank 2 \(tag -\d+\) on MPI_COMM_WORLD failed: "
+             + lost % (r, c.hosts[r]) + r"|collective on MPI_COMM_WORLD failed at rank [01]: a member process was "
+             r"lost)$" for call in ("MPI_Barrier with the lost rank", "MPI_Bcast from the lost rank",
+                                    "MPI_Allreduce with the lost rank")]
         dup = (r"MPI_Comm_dup with the lost rank: class 101 \(MPIX_ERR_PROC_FAILED\): MPI_Comm_dup\(rank %d\): "
                r"agreeing on a context id failed: a member process was lost$" % r)
         assert re.search(r"^mh_exchange: rank %d " % r + dup, job.stdout, re.M), (dup, job.stdout, job.stderr)

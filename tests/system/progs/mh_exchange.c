@@ -42,10 +42,19 @@
  *               (rendezvous), wait for each, then try a blocking send to and
  *               receive from V and MPI_Probe, MPI_Iprobe and MPI_Mprobe of V
  *               (which must not wait forever), cancel an Isend to V and
- *               wait for it, and MPI_Comm_dup MPI_COMM_WORLD; for each they print "mh_exchange: rank R CALL:
- *               class C (NAME): TEXT" (or "CALL: success"). The survivors then
+ *               wait for it, probe (Probe, Iprobe, Mprobe) and receive from
+ *               MPI_ANY_SOURCE with no message there, collect the result of
+ *               a second thread (MPI_THREAD_MULTIPLE) blocked since "ready"
+ *               in MPI_Recv from V, and call MPI_Comm_dup, MPI_Barrier,
+ *               MPI_Bcast (root V) and MPI_Allreduce on MPI_COMM_WORLD; for
+ *               each they print "mh_exchange: rank R CALL:
+ *               class C (NAME): TEXT" (or "CALL: success"), and after a
+ *               failed probe "CALL status: source S, tag T, error E". Then
+ *               MPIX_Comm_failure_ack, a wildcard Iprobe that must succeed
+ *               (finding nothing), and the survivors
  *               exchange 1 MiB each way with their ring neighbours among
  *               themselves, checked, print "mh_exchange: rank R survivors ok",
+ *               pass a token around with wildcard receives,
  *               and rank 0 calls MPI_Abort(MPI_COMM_WORLD, 7): the job cannot
  *               finalize without V
  * Extra arguments are ignored (tests add a unique marker for pgrep).
@@ -62,6 +71,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <pthread.h>
 
 static int rank, size;
 
@@ -218,12 +228,38 @@ static int report(const char *call, int rc)
     return 1;
 }
 
+static int lose_victim;
+
+/* A second thread blocked in MPI_Recv from the lost rank (MPI_THREAD_MULTIPLE). */
+static void *lose_thread(void *arg)
+{
+    char b[8];
+    MPI_Status st;
+    int rc = MPI_Recv(b, sizeof b, MPI_CHAR, lose_victim, 13, MPI_COMM_WORLD, &st);
+    report("MPI_Recv from the lost rank in a second thread", rc);
+    *(int *)arg = rc != MPI_SUCCESS;   /* it must fail */
+    return NULL;
+}
+
+/* What a failed probe left in its status: the lost rank, the tag asked, the code. */
+static int report_status(const char *call, int rc, const MPI_Status *st, int tag)
+{
+    printf("mh_exchange: rank %d %s status: source %d, tag %d, error %s\n", rank, call, st->MPI_SOURCE,
+           st->MPI_TAG, st->MPI_ERROR == rc ? "the code returned" : "other");
+    return rc == MPI_SUCCESS || st->MPI_SOURCE != lose_victim || st->MPI_TAG != tag || st->MPI_ERROR != rc;
+}
+
 static int mode_lose(int victim, const char *handler)
 {
     int errors = 0;
     if (strcmp(handler, "return") == 0)
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     errors += ring(10, -1);
+    lose_victim = victim;
+    pthread_t th;
+    int th_failed = 0;
+    if (rank != victim)
+        pthread_create(&th, NULL, lose_thread, &th_failed);
     printf("mh_exchange: rank %d ready\n", rank);
     if (rank == victim) {
         for (;;)
@@ -247,7 +283,9 @@ static int mode_lose(int victim, const char *handler)
     report("MPI_Recv from the lost rank", MPI_Recv(small, 8, MPI_CHAR, victim, 8, MPI_COMM_WORLD, &st));
     int flag = -1;
     MPI_Message msg;
-    report("MPI_Probe of the lost rank", MPI_Probe(victim, 8, MPI_COMM_WORLD, &st));
+    int prc = MPI_Probe(victim, 8, MPI_COMM_WORLD, &st);
+    report("MPI_Probe of the lost rank", prc);
+    errors += report_status("MPI_Probe of the lost rank", prc, &st, 8);
     report("MPI_Iprobe of the lost rank", MPI_Iprobe(victim, 8, MPI_COMM_WORLD, &flag, &st));
     errors += flag != 0;
     report("MPI_Mprobe of the lost rank", MPI_Mprobe(victim, 8, MPI_COMM_WORLD, &msg, &st));
@@ -256,9 +294,35 @@ static int mode_lose(int victim, const char *handler)
     MPI_Isend(small, 8, MPI_CHAR, victim, 11, MPI_COMM_WORLD, &cq);
     MPI_Cancel(&cq);
     report("MPI_Wait(MPI_Isend to the lost rank, cancelled)", MPI_Wait(&cq, &st));
-    MPI_Comm dup = MPI_COMM_NULL;       /* collective with a lost member: an error, not a hang */
+    /* wildcards find no message: they fail while the failure is not acknowledged */
+    prc = MPI_Probe(MPI_ANY_SOURCE, 12, MPI_COMM_WORLD, &st);
+    report("MPI_Probe of MPI_ANY_SOURCE", prc);
+    errors += report_status("MPI_Probe of MPI_ANY_SOURCE", prc, &st, 12);
+    flag = -1;
+    prc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    report("MPI_Iprobe of MPI_ANY_SOURCE", prc);
+    errors += flag != 0 || report_status("MPI_Iprobe of MPI_ANY_SOURCE", prc, &st, MPI_ANY_TAG);
+    msg = MPI_MESSAGE_NO_PROC;
+    report("MPI_Mprobe of MPI_ANY_SOURCE", MPI_Mprobe(MPI_ANY_SOURCE, 12, MPI_COMM_WORLD, &msg, &st));
+    errors += msg != MPI_MESSAGE_NULL;
+    report("MPI_Recv from MPI_ANY_SOURCE", MPI_Recv(small, 8, MPI_CHAR, MPI_ANY_SOURCE, 12, MPI_COMM_WORLD, &st));
+    errors += st.MPI_SOURCE != victim;
+    pthread_join(th, NULL);
+    errors += th_failed == 0;
+    MPI_Comm dup = MPI_COMM_NULL;       /* collectives with a lost member: errors, not hangs */
     report("MPI_Comm_dup with the lost rank", MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     errors += dup != MPI_COMM_NULL;
+    errors += !report("MPI_Barrier with the lost rank", MPI_Barrier(MPI_COMM_WORLD));
+    int one = 1, sum = -1;
+    errors += !report("MPI_Bcast from the lost rank", MPI_Bcast(&one, 1, MPI_INT, victim, MPI_COMM_WORLD));
+    errors += !report("MPI_Allreduce with the lost rank",
+                      MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    /* acknowledged: wildcards wait for the survivors again */
+    MPIX_Comm_failure_ack(MPI_COMM_WORLD);
+    flag = -1;
+    prc = MPI_Iprobe(MPI_ANY_SOURCE, 12, MPI_COMM_WORLD, &flag, &st);
+    report("MPI_Iprobe of MPI_ANY_SOURCE after MPIX_Comm_failure_ack", prc);
+    errors += prc != MPI_SUCCESS || flag != 0;
 
     /* the survivors' ring */
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
@@ -280,9 +344,9 @@ static int mode_lose(int victim, const char *handler)
     char b = 0;
     if (rank == 0) {
         rc = MPI_Send(&b, 1, MPI_CHAR, next, 10, MPI_COMM_WORLD);
-        rc = rc ? rc : MPI_Recv(&b, 1, MPI_CHAR, prev, 10, MPI_COMM_WORLD, &st);
+        rc = rc ? rc : MPI_Recv(&b, 1, MPI_CHAR, MPI_ANY_SOURCE, 10, MPI_COMM_WORLD, &st);
     } else {
-        rc = MPI_Recv(&b, 1, MPI_CHAR, prev, 10, MPI_COMM_WORLD, &st);
+        rc = MPI_Recv(&b, 1, MPI_CHAR, MPI_ANY_SOURCE, 10, MPI_COMM_WORLD, &st);
         rc = rc ? rc : MPI_Send(&b, 1, MPI_CHAR, next, 10, MPI_COMM_WORLD);
     }
     errors += rc != MPI_SUCCESS;
@@ -340,7 +404,12 @@ int main(int argc, char **argv)
     int len, rc = 0;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
-    MPI_Init(&argc, &argv);
+    if (strcmp(mode, "lose") == 0) {   /* a second thread waits on the lost rank */
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Get_processor_name(host, &len);
