@@ -105,6 +105,7 @@ struct plx_shmc_flags {
     char pad[PLX_CACHELINE - 7 * sizeof(uint64_t) - sizeof(int32_t)];
     struct plx_shmc_line line[2];   /* per set, written by this rank only */
 };
+_Static_assert(sizeof(struct plx_shmc_flags) == 3 * PLX_CACHELINE, "flags, line[0], line[1]: a cache line each");
 
 struct plx_shmc {
     int local;                  /* every rank on this node */
