@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--idle-peers", type=_ints, default=None,
                    help="K idle peers for connection scaling (runs 2+K ranks) "
                         "[default: 0,6; quick: 2]")
+    p.add_argument("--rt", type=int, default=0, metavar="PRIO",
+                   help="run jobs with no more ranks than cores under chrt -f PRIO (root): "
+                        "other load on the machine cannot interleave with them; 0 = off")
     p.add_argument("--reps", type=int, default=None, help="repetitions [default: 5; quick: 3]")
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per job before it is killed [default: 180; quick: 60]")
@@ -181,13 +184,14 @@ def main(argv=None) -> int:
     if not args.no_install:
         ensure_installed([l for l in libs if l.name in ("openmpi", "mpich")], log)
     cfg = Config(quick=quick, reps=max(1, reps), timeout=timeout,
-                 max_timeouts=args.max_timeouts, budget=budget, t0=t_start)
+                 max_timeouts=args.max_timeouts, budget=budget, t0=t_start, rt=args.rt)
     settings = ("transport %s; collectives and message rate at %s ranks; start-up at %s "
                 "ranks; connection scaling with K = %s idle peers; %d repetitions; "
-                "timeout %.0f s per job; %d cores%s" % (
+                "timeout %.0f s per job; %d cores%s%s" % (
                     ",".join(args.transport), ",".join(map(str, ranks)),
                     ",".join(map(str, startup_ranks)), ",".join(map(str, idle)), cfg.reps,
-                    cfg.timeout, cfg.cores, "; quick" if quick else ""))
+                    cfg.timeout, cfg.cores, "; quick" if quick else "",
+                    "; real-time priority %d up to %d ranks" % (cfg.rt, cfg.cores) if cfg.rt else ""))
     log(settings)
     runner = Runner(cfg, libs, cases, out_dir, log)
     runner.build()

@@ -502,7 +502,13 @@ METHOD = """\
   runs the libraries in alternation — for every repetition, for every case,
   Plexus, Open MPI, MPICH in turn — so that drift on this shared machine hits
   all of them alike. Tables show the **median over repetitions**; the JSON has
-  every run.
+  every run. With `--rt PRIO` every job with no more ranks than cores runs
+  under `chrt -f PRIO`, so that builds or tests running beside it cannot
+  interleave with it.
+- Run-to-run drift of this VM is larger than some of the differences
+  measured (TCP loopback ping-pong: 3.3 to 5.0 us within an hour).
+  `latency_vs_tcp` therefore compares an MPI with raw sockets inside one
+  pair of processes, in alternating blocks, and reports the median ratio.
 - The physical-limit probes are combined differently: the **best** repetition
   (lowest latency, highest bandwidth), since other work on the machine can
   only make a probe look worse than what the hardware can do.
@@ -528,6 +534,7 @@ METHOD = """\
 | program | measures |
 |---|---|
 | `latency` | ping-pong with MPI_Send/MPI_Recv, half the round trip |
+| `latency_vs_tcp` | the same two processes alternate blocks of the MPI ping-pong with blocks of a ping-pong on a TCP connection of their own (TCP_NODELAY, polled non-blocking send/recv, as `limits/tcp`); medians over the blocks of both latencies and of their ratio. Meaningful when the MPI itself uses TCP (`--transport tcp`). |
 | `bw` | rank 0 posts a window of 64 MPI_Isend (rank 1 MPI_Irecv into distinct buffers, window shrunk to keep 64 MiB in flight), waits, then a 4-byte ack |
 | `bibw` | both ranks post the window of receives and sends to each other; bytes in both directions per second |
 | `mr` | N/2 pairs run the `bw` pattern at once; sum of the senders' message rates and bandwidths |

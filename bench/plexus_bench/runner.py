@@ -49,6 +49,12 @@ class Config:
     budget: float = 0.0
     t0: float = field(default_factory=time.time)
     cores: int = os.cpu_count() or 1
+    # SCHED_FIFO priority for jobs that do not oversubscribe the cores, 0 =
+    # off: other load on the machine then cannot interleave with a
+    # benchmark. Not with more ranks than cores: a rank that polls at a
+    # real-time priority never lets another of the same priority onto its
+    # core.
+    rt: int = 0
 
     def job_deadline(self) -> Optional[float]:
         if not self.budget:
@@ -402,6 +408,8 @@ class Runner:
         oversub = nranks > self.cfg.cores
         cmd, env_add = lib.run_cmd(exe, case.args(self.cfg.quick, self.cfg.cores), nranks,
                                    case.transport, oversub)
+        if self.cfg.rt and not oversub:
+            cmd = ["chrt", "-f", str(self.cfg.rt)] + cmd
         env = dict(os.environ)
         env.update(env_add)
         launch = Launch(nranks, cmd, env_add)
