@@ -63,6 +63,7 @@
 #include "coll/shmcoll.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/lock.h"
 #include "core/request.h"
 #include "core/runtime.h"
 #include "progress/progress.h"
@@ -260,6 +261,7 @@ static void plx_shmc_wait(struct plx_comm *c, struct plx_shmc *s, const uint64_t
     while (__atomic_load_n(f, __ATOMIC_ACQUIRE) < want) {
         if ((++n & 15) == 0) {
             plx_progress_poll();
+            plx_lock_relax();   /* other threads may need MPI for the peers to arrive */
             if (plx_unlikely(plx_progress_dump_requested)) {
                 plx_progress_dump_requested = 0;
                 plx_request_dump_pending();

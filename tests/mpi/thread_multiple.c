@@ -14,7 +14,9 @@
  * thread). The receives of the first part are 400 hand-offs to a thread of
  * the same rank, whose sender stays out of MPI until the receiver has the
  * message (over TCP nothing shows such a message on a socket: the sleeping
- * receiver slept out 100 ms a round). Then threads create
+ * receiver slept out 100 ms a round). Then a second thread of rank 0 sends
+ * what rank 1 waits for before it joins a barrier in which rank 0's main
+ * thread waits (a collective that kept the lock deadlocked). Then threads create
  * communicators at once -- Comm_dup on their own parents, and
  * Comm_create_group with distinct tags on one shared parent -- and pass
  * a token around a ring on each new communicator: two communicators given
@@ -122,6 +124,18 @@ static void *blocked_pingpong(void *arg)
     return NULL;
 }
 
+static void pause_ms(int ms);
+
+/* Sends what rank 1 waits for before it joins a barrier that rank 0's main
+ * thread is already in. */
+static void *late_sender(void *arg)
+{
+    pause_ms(50);
+    int v = 77;
+    MPI_Send(&v, 1, MPI_INT, 1, 500, MPI_COMM_WORLD);
+    return arg;
+}
+
 /* One token around the ring of c, carrying the thread and iteration. */
 static int ring_ok(MPI_Comm c, int t, int i)
 {
@@ -227,6 +241,30 @@ int main(int argc, char **argv)
         MPI_Send(&v, 1, MPI_INT, partner, 300, MPI_COMM_WORLD);
         pthread_join(sl, NULL);
         PLX_CHECK_EQ(errors[0], 0, "a thread's receive while another thread was in a callback");
+    }
+
+    /* a thread waiting in a (shared-memory) collective lets other threads
+     * into MPI: rank 1 joins the barrier only after a message that a
+     * second thread of rank 0 sends while rank 0 waits in the barrier */
+    if (size > 1) {
+        MPI_Comm bc;
+        MPI_Comm_dup(MPI_COMM_WORLD, &bc);
+        for (int i = 0; i < 4; i++)
+            MPI_Barrier(bc);            /* past the set-up of the shared segment */
+        if (rank == 0) {
+            pthread_t ls;
+            pthread_create(&ls, NULL, late_sender, NULL);
+            MPI_Barrier(bc);
+            pthread_join(ls, NULL);
+        } else {
+            if (rank == 1) {
+                int v = -1;
+                MPI_Recv(&v, 1, MPI_INT, 0, 500, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                PLX_CHECK_EQ(v, 77, "message sent by a thread while another waits in a barrier");
+            }
+            MPI_Barrier(bc);
+        }
+        MPI_Comm_free(&bc);
     }
 
     MPI_Comm_group(MPI_COMM_WORLD, &world_group);
