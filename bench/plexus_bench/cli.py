@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import shlex
+import subprocess
 import sys
 import time
 from typing import List
@@ -60,7 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "[default: 0,6; quick: 2]")
     p.add_argument("--rt", type=int, default=0, metavar="PRIO",
                    help="run jobs with no more ranks than cores under chrt -f PRIO (root): "
-                        "other load on the machine cannot interleave with them; 0 = off")
+                        "other load on the machine cannot interleave with them; the kernel still "
+                        "keeps 5%% of each second for other tasks, which can add a stall of up to "
+                        "50 ms to a job longer than a second; 0 = off")
     p.add_argument("--reps", type=int, default=None, help="repetitions [default: 5; quick: 3]")
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per job before it is killed [default: 180; quick: 60]")
@@ -127,6 +130,15 @@ def main(argv=None) -> int:
         return 0
     if args.report_only:
         return report_only(args)
+    if args.rt:
+        try:
+            ok = subprocess.run(["chrt", "-f", str(args.rt), "true"], capture_output=True).returncode == 0
+        except OSError:
+            ok = False
+        if not ok:
+            print("bench/compare: --rt %d: chrt -f cannot run a command at that priority here "
+                  "(it needs root and a priority of 1-99)" % args.rt, file=sys.stderr)
+            return 2
     quick = args.quick
     reps = args.reps if args.reps is not None else (3 if quick else 5)
     ranks = args.ranks or [2, 4]

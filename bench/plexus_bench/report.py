@@ -504,7 +504,9 @@ METHOD = """\
   all of them alike. Tables show the **median over repetitions**; the JSON has
   every run. With `--rt PRIO` every job with no more ranks than cores runs
   under `chrt -f PRIO`, so that builds or tests running beside it cannot
-  interleave with it.
+  interleave with it (the kernel still keeps 5 % of each second for other
+  tasks: a job longer than a second can take a stall of up to 50 ms, which
+  medians over repetitions and over `latency_vs_tcp`'s blocks absorb).
 - Run-to-run drift of this VM is larger than some of the differences
   measured (TCP loopback ping-pong: 3.3 to 5.0 us within an hour).
   `latency_vs_tcp` therefore compares an MPI with raw sockets inside one
