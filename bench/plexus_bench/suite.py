@@ -47,6 +47,8 @@ class Benchmark:
     limits: Dict[str, Tuple[LimitRef, ...]] = field(default_factory=dict)
     # metrics drawn together on one plot; default: one plot per metric
     plot_groups: Tuple[Tuple[str, ...], ...] = ()
+    # the transports it means something on; default: every one selected
+    transports: Tuple[str, ...] = ()
 
     def plots(self) -> List[Tuple[str, ...]]:
         if self.plot_groups:
@@ -104,7 +106,7 @@ BENCHMARKS: Tuple[Benchmark, ...] = (
               (LAT, Metric("raw_latency_us", "TCP socket latency", "us", "lower"),
                Metric("ratio", "MPI / TCP socket", "x", "lower")),
               full=("-m", "1K", "-i", "40000", "-x", "1000", "-d", "40"),
-              quick=("-m", "64", "-i", "10000", "-x", "500", "-d", "20")),
+              quick=("-m", "64", "-i", "10000", "-x", "500", "-d", "20"), transports=("tcp",)),
     Benchmark("bw", "bw.c", "pt2pt", "Bandwidth (window of 64 MPI_Isend, then ack)", (BW,),
               full=BW_FULL, quick=BW_QUICK, limits={"shm": SHM_BW, "tcp": TCP_BW}),
     Benchmark("bibw", "bibw.c", "pt2pt", "Bi-directional bandwidth", (BW,),
@@ -269,6 +271,8 @@ def make_cases(benches: Sequence[Benchmark], transports: Sequence[str], ranks: S
             cases.append(Case(b, "-", (0,)))
             continue
         for t in transports:
+            if b.transports and t not in b.transports:
+                continue
             if b.ranks == "pair":
                 cases.append(Case(b, t, (2,)))
             elif b.ranks == "many":
