@@ -375,6 +375,21 @@ static int plx_probe_done(void *a)
     return p->found || p->err;
 }
 
+/* Waits until a message matches a (or the source failed). A stand-in on
+ * the blocked list shows the wait in the --timeout dump. */
+static void plx_probe_wait(struct plx_probe_arg *a)
+{
+    struct plx_request w;
+    plx_request_init_stack(&w, PLX_REQ_PROBE, a->c);
+    w.rank = a->src;
+    w.tag = a->tag;
+    w.ctx = a->c->context_id;
+    w.cc = 1;
+    plx_request_block(&w);
+    plx_progress_wait(plx_probe_done, a);
+    plx_request_unblock(&w);
+}
+
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     static const char fn[] = "MPI_Iprobe";
@@ -413,7 +428,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
             plx_api_status_proc_null(status);
         } else {
             struct plx_probe_arg a = { c, source, tag, 0, status, fn, MPI_SUCCESS };
-            plx_progress_wait(plx_probe_done, &a);
+            plx_probe_wait(&a);
             if (a.err)
                 rc = plx_api_err_code(c, a.err);
         }
@@ -445,7 +460,7 @@ static int plx_api_improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Me
     }
     while (!m && blocking) {
         struct plx_probe_arg a = { c, source, tag, 0, status, fn, MPI_SUCCESS };
-        plx_progress_wait(plx_probe_done, &a);
+        plx_probe_wait(&a);
         if (a.err) {
             *message = MPI_MESSAGE_NULL;
             return plx_api_err_code(c, a.err);

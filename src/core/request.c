@@ -47,7 +47,8 @@ void plx_request_init_stack(struct plx_request *r, int kind, struct plx_comm *co
     r->kind = (uint8_t)kind;
     r->comm = comm;
     plx_list_init(&r->link);
-    plx_list_init(&r->sq.link);    plx_list_init(&r->blocked_link);
+    plx_list_init(&r->sq.link);
+    plx_list_init(&r->blocked_link);
 }
 
 void bsend_release_block(void *block);   /* api/bsend.c */
@@ -101,7 +102,7 @@ static void plx_request_dump_one(void *obj, void *arg)
         return;
     const char *kind = r->kind == PLX_REQ_SEND
         ? (r->mode == PLX_MODE_SYNC ? "Ssend" : r->mode == PLX_MODE_BUFFERED ? "Bsend" : "Send")
-        : r->kind == PLX_REQ_COLL ? "nonblocking collective" : "Recv";
+        : r->kind == PLX_REQ_COLL ? "nonblocking collective" : r->kind == PLX_REQ_PROBE ? "Probe" : "Recv";
     char peer[32];
     if (r->rank == MPI_ANY_SOURCE)
         snprintf(peer, sizeof peer, "MPI_ANY_SOURCE");
@@ -112,9 +113,12 @@ static void plx_request_dump_one(void *obj, void *arg)
         snprintf(tag, sizeof tag, "MPI_ANY_TAG");
     else
         snprintf(tag, sizeof tag, "%d", r->tag);
-    plx_warn("  pending %s%s: %s rank %s, tag %s, %zu bytes, communicator %s%s", kind,
+    char bytes[40] = "";
+    if (r->kind != PLX_REQ_PROBE)
+        snprintf(bytes, sizeof bytes, ", %zu bytes", r->bytes);
+    plx_warn("  pending %s%s: %s rank %s, tag %s%s, communicator %s%s", kind,
              r->persistent ? " (persistent)" : "", r->kind == PLX_REQ_SEND ? "to" : "from", peer, tag,
-             r->bytes, r->comm && r->comm->name[0] ? r->comm->name : "(unnamed)",
+             bytes, r->comm && r->comm->name[0] ? r->comm->name : "(unnamed)",
              (r->ctx & 1) ? " (collective)" : "");
     (*n)++;
 }

@@ -529,6 +529,15 @@ def test_mpi_timeout_dump(mpiexec, mpi_job, launch, marker):
 
 
 @pytest.mark.mpi
+def test_mpi_timeout_dump_probe(mpiexec, mpi_job, launch, marker):
+    # a blocking probe has no request, but the dump must show it too
+    job = launch([mpiexec, "--timeout", "3", "-n", "2", mpi_job, "hangprobe", marker], timeout=60)
+    assert job.proc.returncode == 124
+    dump = job.stderr.split("timeout of 3 s expired", 1)[-1]
+    assert "pending Probe: from rank 1, tag 43, communicator MPI_COMM_WORLD" in dump, job.stderr
+
+
+@pytest.mark.mpi
 def test_mpi_hydra_abort(hydra, mpi_job, launch, marker):
     job = launch([hydra, "-n", "3", mpi_job, "abort", "1", "17", marker], timeout=60)
     assert job.proc.returncode == 17, job.stdout + job.stderr

@@ -12,6 +12,7 @@
  *   segv    rank VICTIM raises SIGSEGV after MPI_Init
  *   hang    rank 0 waits in MPI_Recv(source 1, tag 42) for a message nobody
  *           sends; the others wait in MPI_Barrier: only --timeout ends it
+ *   hangprobe the same with MPI_Probe(source 1, tag 43)
  * Extra arguments are ignored (tests add a unique marker for pgrep).
  */
 #include <mpi.h>
@@ -68,6 +69,8 @@ int main(int argc, char **argv)
     if (strcmp(mode, "hang") == 0 && rank == 0) {
         int x;
         MPI_Recv(&x, 1, MPI_INT, 1 % size, 42, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (strcmp(mode, "hangprobe") == 0 && rank == 0) {
+        MPI_Probe(1 % size, 43, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {
         MPI_Barrier(MPI_COMM_WORLD);
     }
