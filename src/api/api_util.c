@@ -28,9 +28,14 @@ static int plx_api_err_invoke(struct plx_comm *comm, int code)
     case PLX_ERRH_USER_COMM: {
         MPI_Comm h = comm->obj.handle;
         int c = code;
-        plx_api_unlock();       /* the handler may call MPI */
+        /* the handler may call MPI; the lock is not held by calls that
+         * report errors before taking it */
+        int held = plx_lock_held();
+        if (held)
+            plx_api_unlock();
         eh->comm_fn(&h, &c);
-        plx_api_lock();
+        if (held)
+            plx_api_lock();
         return code;
     }
     case PLX_ERRH_FATAL:

@@ -14,6 +14,69 @@
 #include "core/datatype.h"
 #include "core/op.h"
 
+/* The shared-memory collectives let go of the library lock while they wait
+ * (other threads may need MPI meanwhile), so the types and the op they use
+ * are held for the call: MPI_Type_free and MPI_Op_free of an object in use
+ * only mark it. */
+static void plx_cc_hold(struct plx_datatype *a, struct plx_datatype *b, struct plx_op *op)
+{
+    if (!plx_lock.needed)
+        return;                 /* one thread: nothing can free them meanwhile */
+    if (a)
+        plx_dt_addref(a);
+    if (b)
+        plx_dt_addref(b);
+    if (op)
+        plx_op_addref(op);
+}
+
+static void plx_cc_unhold(struct plx_datatype *a, struct plx_datatype *b, struct plx_op *op)
+{
+    if (!plx_lock.needed)
+        return;
+    if (a)
+        plx_dt_release(a);
+    if (b)
+        plx_dt_release(b);
+    if (op)
+        plx_op_release(op);
+}
+
+static int plx_cc_shm_bcast(struct plx_comm *c, void *buf, MPI_Aint count, struct plx_datatype *dt, int root)
+{
+    plx_cc_hold(dt, NULL, NULL);
+    int done = plx_shmcoll_bcast(c, buf, count, dt, root);
+    plx_cc_unhold(dt, NULL, NULL);
+    return done;
+}
+
+static int plx_cc_shm_allgather(struct plx_comm *c, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
+                                void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt)
+{
+    plx_cc_hold(sdt, rdt, NULL);
+    int done = plx_shmcoll_allgather(c, sbuf, scount, sdt, rbuf, rcount, rdt);
+    plx_cc_unhold(sdt, rdt, NULL);
+    return done;
+}
+
+static int plx_cc_shm_alltoall(struct plx_comm *c, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
+                               void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt)
+{
+    plx_cc_hold(sdt, rdt, NULL);
+    int done = plx_shmcoll_alltoall(c, sbuf, scount, sdt, rbuf, rcount, rdt);
+    plx_cc_unhold(sdt, rdt, NULL);
+    return done;
+}
+
+static int plx_cc_shm_reduce(struct plx_comm *c, const void *sbuf, void *rbuf, MPI_Aint count,
+                             struct plx_datatype *dt, struct plx_op *op, int root)
+{
+    plx_cc_hold(dt, NULL, op);
+    int done = plx_shmcoll_reduce(c, sbuf, rbuf, count, dt, op, root);
+    plx_cc_unhold(dt, NULL, op);
+    return done;
+}
+
 #pragma weak MPI_Barrier = PMPI_Barrier
 #pragma weak MPI_Bcast = PMPI_Bcast
 #pragma weak MPI_Gather = PMPI_Gather
@@ -171,7 +234,7 @@ static int plx_bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Com
         rc = plx_cc_buf(c, fn, buf, count, dtype, &dt, "buffer");
     if (rc == MPI_SUCCESS)
         rc = plx_cc_root(c, root, fn);
-    if (rc == MPI_SUCCESS && !(req == NULL && plx_shmcoll_bcast(c, buf, count, dt, root))) {
+    if (rc == MPI_SUCCESS && !(req == NULL && plx_cc_shm_bcast(c, buf, count, dt, root))) {
         struct plx_sched *s = plx_sched_new(c);
         plx_coll_bcast_sched(s, buf, count, dt, root);
         rc = plx_cc_go(s, req, c);
@@ -321,7 +384,7 @@ static int plx_allgather(const void *sbuf, int scount, MPI_Datatype stype, void 
     if (rc == MPI_SUCCESS)
         rc = plx_cc_buf(c, fn, rbuf, v ? 0 : rcount, rtype, &rdt, "recvbuf");
     if (rc == MPI_SUCCESS &&
-        !(req == NULL && !v && plx_shmcoll_allgather(c, sbuf, scount, sdt, rbuf, rcount, rdt))) {
+        !(req == NULL && !v && plx_cc_shm_allgather(c, sbuf, scount, sdt, rbuf, rcount, rdt))) {
         struct plx_sched *s = plx_sched_new(c);
         if (v)
             plx_coll_allgatherv_sched(s, sbuf, scount, sdt, rbuf, rcounts, displs, rdt);
@@ -372,7 +435,7 @@ static int plx_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *
         rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
     if (rc == MPI_SUCCESS)
         rc = plx_cc_buf(c, fn, rbuf, rcount, rtype, &rdt, "recvbuf");
-    if (rc == MPI_SUCCESS && !(req == NULL && plx_shmcoll_alltoall(c, sbuf, scount, sdt, rbuf, rcount, rdt))) {
+    if (rc == MPI_SUCCESS && !(req == NULL && plx_cc_shm_alltoall(c, sbuf, scount, sdt, rbuf, rcount, rdt))) {
         struct plx_sched *s = plx_sched_new(c);
         plx_coll_alltoall_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt);
         rc = plx_cc_go(s, req, c);
@@ -519,7 +582,7 @@ static int plx_red(int kind, const void *sbuf, void *rbuf, int count, const int 
     if (rc)
         goto out;
     if (req == NULL && (kind == PLX_RED_REDUCE || kind == PLX_RED_ALLREDUCE) &&
-        plx_shmcoll_reduce(c, sbuf, rbuf, count, dt, op, kind == PLX_RED_REDUCE ? root : -1))
+        plx_cc_shm_reduce(c, sbuf, rbuf, count, dt, op, kind == PLX_RED_REDUCE ? root : -1))
         goto out;
     struct plx_sched *s = plx_sched_new(c);
     plx_sched_set_op(s, op);

@@ -181,6 +181,11 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dtype, int source, int tag, MPI
         r.rank = source;
         r.tag = tag;
         r.ctx = c->context_id;
+        int hold = plx_lock.needed;     /* the wait lets other threads in: one may */
+        if (hold) {                     /* free the type or the communicator meanwhile */
+            plx_dt_addref(dt);
+            plx_comm_addref(c);
+        }
         rc = plx_api_recv_start(&r, fn);
         if (rc == MPI_SUCCESS) {
             plx_request_block(&r);
@@ -189,6 +194,10 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dtype, int source, int tag, MPI
             plx_request_status(&r, status);
             if (r.st_error != MPI_SUCCESS)
                 rc = plx_api_err_code(c, r.st_error);
+        }
+        if (hold) {
+            plx_dt_release(dt);
+            plx_comm_release(c);
         }
     }
     plx_api_unlock();

@@ -15,6 +15,7 @@
 struct plx_lock {
     int needed;
     int depth;                  /* times the holder holds it (under the mutex) */
+    unsigned long owner;        /* the holder's pthread_self(), 0 when free (Linux: never a thread's) */
     pthread_mutex_t mutex;      /* recursive: error handlers and attribute
                                  * callbacks may call MPI */
 };
@@ -24,22 +25,31 @@ static inline void plx_lock_acquire(void)
 {
     if (plx_unlikely(plx_lock.needed)) {
         pthread_mutex_lock(&plx_lock.mutex);
-        plx_lock.depth++;
+        if (plx_lock.depth++ == 0)
+            __atomic_store_n(&plx_lock.owner, (unsigned long)pthread_self(), __ATOMIC_RELAXED);
     }
 }
 static inline void plx_lock_release(void)
 {
     if (plx_unlikely(plx_lock.needed)) {
-        plx_lock.depth--;
+        if (--plx_lock.depth == 0)
+            __atomic_store_n(&plx_lock.owner, 0ul, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&plx_lock.mutex);
     }
+}
+/* Whether the calling thread holds the lock. Some calls report errors
+ * before they take it, and some never take it. */
+static inline int plx_lock_held(void)
+{
+    return plx_lock.needed &&
+           __atomic_load_n(&plx_lock.owner, __ATOMIC_RELAXED) == (unsigned long)pthread_self();
 }
 /* Whether this thread holds the lock once, so that a release lets other
  * threads in: not inside a call made with the lock held (an attribute
  * callback or error handler that calls MPI), nor outside any MPI call. */
 static inline int plx_lock_outermost(void)
 {
-    return plx_lock.depth == 1;
+    return plx_lock_held() && plx_lock.depth == 1;
 }
 /* Called by blocked waits between polls. */
 static inline void plx_lock_relax(void)

@@ -149,9 +149,11 @@ static void plx_progress_sleep_behind(void)
         t.tv_sec++;
     }
     plx_progress_mt.nwaiting++;
-    plx_lock.depth--;           /* the wait lets go of the lock */
+    plx_lock.depth = 0;         /* the wait lets go of the lock (held once here) */
+    __atomic_store_n(&plx_lock.owner, 0ul, __ATOMIC_RELAXED);
     (void)pthread_cond_timedwait(&plx_progress_mt.cond, &plx_lock.mutex, &t);
-    plx_lock.depth++;
+    __atomic_store_n(&plx_lock.owner, (unsigned long)pthread_self(), __ATOMIC_RELAXED);
+    plx_lock.depth = 1;
     plx_progress_mt.nwaiting--;
 }
 

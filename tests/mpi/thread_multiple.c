@@ -16,7 +16,11 @@
  * message (over TCP nothing shows such a message on a socket: the sleeping
  * receiver slept out 100 ms a round). Then a second thread of rank 0 sends
  * what rank 1 waits for before it joins a barrier in which rank 0's main
- * thread waits (a collective that kept the lock deadlocked). Then threads create
+ * thread waits (a collective that kept the lock deadlocked). Then a thread
+ * frees the op of a reduction that the main thread waits in, and creates
+ * another (the reduction must use the first), and a user error handler
+ * runs for a call that reports before it takes the library lock (the lock
+ * was then left held: another thread's call hung). Then threads create
  * communicators at once -- Comm_dup on their own parents, and
  * Comm_create_group with distinct tags on one shared parent -- and pass
  * a token around a ring on each new communicator: two communicators given
@@ -133,6 +137,48 @@ static void *late_sender(void *arg)
     pause_ms(50);
     int v = 77;
     MPI_Send(&v, 1, MPI_INT, 1, 500, MPI_COMM_WORLD);
+    return arg;
+}
+
+/* An op freed and another created while a reduction with the first waits
+ * in another thread: the pending reduction must still use the first (MPI:
+ * freeing an object in use only marks it). */
+static void sum_fn(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int *)io)[i] += ((int *)in)[i];
+}
+static void wrong_fn(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    (void)in, (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int *)io)[i] = -777;
+}
+static MPI_Op sum_op, wrong_op;
+static void *op_freer(void *arg)
+{
+    pause_ms(100);                      /* the main thread waits in MPI_Allreduce */
+    MPI_Op h = sum_op;
+    MPI_Op_free(&h);
+    MPI_Op_create(wrong_fn, 1, &wrong_op);
+    return arg;
+}
+
+/* Uses MPI after an error handler ran for a call that reports its error
+ * before taking the library lock (the handler path gave back a lock the
+ * thread did not hold and took it for good). */
+static int handler_ran;
+static void count_handler(MPI_Comm *c, int *code, ...)
+{
+    (void)c, (void)code;
+    handler_ran++;
+}
+static void *self_exchange(void *arg)
+{
+    int out = 5, in = -1;
+    MPI_Sendrecv(&out, 1, MPI_INT, 0, 7, &in, 1, MPI_INT, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    *(int *)arg = in;
     return arg;
 }
 
@@ -265,6 +311,48 @@ int main(int argc, char **argv)
             MPI_Barrier(bc);
         }
         MPI_Comm_free(&bc);
+    }
+
+    /* freeing an op that a waiting reduction uses; the shared-memory
+     * reduction is set up on the third call on a communicator */
+    {
+        MPI_Comm rc;
+        MPI_Comm_dup(MPI_COMM_WORLD, &rc);
+        MPI_Op_create(sum_fn, 1, &sum_op);
+        int v = 1, out = 0;
+        for (int i = 0; i < 3; i++)
+            MPI_Allreduce(&v, &out, 1, MPI_INT, sum_op, rc);
+        pthread_t fr;
+        if (rank == 0)
+            pthread_create(&fr, NULL, op_freer, NULL);
+        else
+            pause_ms(300);              /* rank 0 waits for the others meanwhile */
+        v = rank + 10;
+        MPI_Allreduce(&v, &out, 1, MPI_INT, sum_op, rc);
+        PLX_CHECK_EQ(out, size * 10 + size * (size - 1) / 2, "reduction whose op another thread freed");
+        if (rank == 0) {
+            pthread_join(fr, NULL);
+            MPI_Op_free(&wrong_op);
+        } else {
+            MPI_Op_free(&sum_op);
+        }
+        MPI_Comm_free(&rc);
+    }
+
+    /* an error reported before the lock is taken, to a user handler */
+    {
+        MPI_Errhandler eh;
+        MPI_Comm_create_errhandler(count_handler, &eh);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+        PLX_CHECK(MPI_Type_free(NULL) != MPI_SUCCESS, "MPI_Type_free(NULL) fails");
+        PLX_CHECK_EQ(handler_ran, 1, "the error handler ran once");
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        MPI_Errhandler_free(&eh);
+        int in = -1;
+        pthread_t se;
+        pthread_create(&se, NULL, self_exchange, &in);
+        pthread_join(se, NULL);
+        PLX_CHECK_EQ(in, 5, "another thread's MPI call after the handler");
     }
 
     MPI_Comm_group(MPI_COMM_WORLD, &world_group);
