@@ -50,20 +50,14 @@ static int plx_cc_shm_bcast(struct plx_comm *c, void *buf, MPI_Aint count, struc
     return done;
 }
 
-static int plx_cc_shm_allgather(struct plx_comm *c, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
-                                void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt)
-{
-    plx_cc_hold(sdt, rdt, NULL);
-    int done = plx_shmcoll_allgather(c, sbuf, scount, sdt, rbuf, rcount, rdt);
-    plx_cc_unhold(sdt, rdt, NULL);
-    return done;
-}
-
-static int plx_cc_shm_alltoall(struct plx_comm *c, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
+/* Allgather or Alltoall through the shared segment (fn). */
+static int plx_cc_shm_exchange(int (*fn)(struct plx_comm *, const void *, MPI_Aint, struct plx_datatype *, void *,
+                                         MPI_Aint, struct plx_datatype *),
+                               struct plx_comm *c, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
                                void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt)
 {
     plx_cc_hold(sdt, rdt, NULL);
-    int done = plx_shmcoll_alltoall(c, sbuf, scount, sdt, rbuf, rcount, rdt);
+    int done = fn(c, sbuf, scount, sdt, rbuf, rcount, rdt);
     plx_cc_unhold(sdt, rdt, NULL);
     return done;
 }
@@ -384,7 +378,8 @@ static int plx_allgather(const void *sbuf, int scount, MPI_Datatype stype, void 
     if (rc == MPI_SUCCESS)
         rc = plx_cc_buf(c, fn, rbuf, v ? 0 : rcount, rtype, &rdt, "recvbuf");
     if (rc == MPI_SUCCESS &&
-        !(req == NULL && !v && plx_cc_shm_allgather(c, sbuf, scount, sdt, rbuf, rcount, rdt))) {
+        !(req == NULL && !v &&
+          plx_cc_shm_exchange(plx_shmcoll_allgather, c, sbuf, scount, sdt, rbuf, rcount, rdt))) {
         struct plx_sched *s = plx_sched_new(c);
         if (v)
             plx_coll_allgatherv_sched(s, sbuf, scount, sdt, rbuf, rcounts, displs, rdt);
@@ -435,7 +430,8 @@ static int plx_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *
         rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
     if (rc == MPI_SUCCESS)
         rc = plx_cc_buf(c, fn, rbuf, rcount, rtype, &rdt, "recvbuf");
-    if (rc == MPI_SUCCESS && !(req == NULL && plx_cc_shm_alltoall(c, sbuf, scount, sdt, rbuf, rcount, rdt))) {
+    if (rc == MPI_SUCCESS &&
+        !(req == NULL && plx_cc_shm_exchange(plx_shmcoll_alltoall, c, sbuf, scount, sdt, rbuf, rcount, rdt))) {
         struct plx_sched *s = plx_sched_new(c);
         plx_coll_alltoall_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt);
         rc = plx_cc_go(s, req, c);
