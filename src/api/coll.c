@@ -174,8 +174,9 @@ static int plx_cc_alias(struct plx_comm *c, const char *fn, const void *sbuf, co
 }
 
 /* Runs (blocking) or starts (req != NULL) the schedule. */
-static int plx_cc_go(struct plx_sched *s, MPI_Request *req, struct plx_comm *c)
+static int plx_cc_go(struct plx_sched *s, MPI_Request *req, struct plx_comm *c, const char *fn)
 {
+    s->fn = fn;
     if (!req) {
         int err = plx_sched_run(s);
         return err == MPI_SUCCESS ? MPI_SUCCESS : plx_api_err_code(c, err);
@@ -201,7 +202,7 @@ static int plx_barrier(MPI_Comm comm, MPI_Request *req, const char *fn)
     if (rc == MPI_SUCCESS && !(req == NULL && plx_shmcoll_barrier(c))) {
         struct plx_sched *s = plx_sched_new(c);
         plx_coll_barrier_sched(s);
-        rc = plx_cc_go(s, req, c);
+        rc = plx_cc_go(s, req, c, fn);
     }
     plx_api_unlock();
     return rc;
@@ -231,7 +232,7 @@ static int plx_bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Com
     if (rc == MPI_SUCCESS && !(req == NULL && plx_cc_shm_bcast(c, buf, count, dt, root))) {
         struct plx_sched *s = plx_sched_new(c);
         plx_coll_bcast_sched(s, buf, count, dt, root);
-        rc = plx_cc_go(s, req, c);
+        rc = plx_cc_go(s, req, c, fn);
     }
     plx_api_unlock();
     return rc;
@@ -299,7 +300,7 @@ static int plx_gs(int kind, const void *sbuf, int scount, const int *scounts, co
         plx_coll_scatterv_sched(s, sbuf, scounts, sdispls, sdt, rbuf, rcount, rdt, root);
         break;
     }
-    rc = plx_cc_go(s, req, c);
+    rc = plx_cc_go(s, req, c, fn);
 out:
     plx_api_unlock();
     return rc;
@@ -385,7 +386,7 @@ static int plx_allgather(const void *sbuf, int scount, MPI_Datatype stype, void 
             plx_coll_allgatherv_sched(s, sbuf, scount, sdt, rbuf, rcounts, displs, rdt);
         else
             plx_coll_allgather_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt);
-        rc = plx_cc_go(s, req, c);
+        rc = plx_cc_go(s, req, c, fn);
     }
     plx_api_unlock();
     return rc;
@@ -434,7 +435,7 @@ static int plx_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *
         !(req == NULL && plx_cc_shm_exchange(plx_shmcoll_alltoall, c, sbuf, scount, sdt, rbuf, rcount, rdt))) {
         struct plx_sched *s = plx_sched_new(c);
         plx_coll_alltoall_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt);
-        rc = plx_cc_go(s, req, c);
+        rc = plx_cc_go(s, req, c, fn);
     }
     plx_api_unlock();
     return rc;
@@ -491,7 +492,7 @@ static int plx_alltoallw(const void *sbuf, const int *scounts, const int *sdispl
     if (rc == MPI_SUCCESS) {
         struct plx_sched *s = plx_sched_new(c);
         plx_coll_alltoallw_sched(s, sbuf, scounts, sd, sdts, rbuf, rcounts, rd, rdts);
-        rc = plx_cc_go(s, req, c);
+        rc = plx_cc_go(s, req, c, fn);
     }
     free(sd);
     free(sdts);
@@ -604,7 +605,7 @@ static int plx_red(int kind, const void *sbuf, void *rbuf, int count, const int 
         free(counts);
         break;
     }
-    rc = plx_cc_go(s, req, c);
+    rc = plx_cc_go(s, req, c, fn);
 out:
     plx_api_unlock();
     return rc;

@@ -167,6 +167,18 @@ static void plx_sched_error(struct plx_sched *s, int code)
         s->err = code;
 }
 
+/* The error the caller reports: the call, the rank and the communicator,
+ * then why (a step's text says only what went wrong in it). */
+static int plx_sched_user_error(const struct plx_sched *s)
+{
+    if (s->err == MPI_SUCCESS || !s->fn)
+        return s->err;
+    char why[MPI_MAX_ERROR_STRING];
+    plx_err_string(s->err, why, sizeof why);
+    return plx_err_make(plx_err_class(s->err), "%s(rank %d) on %s failed: %s", s->fn, plx_procs.my_lpid,
+                        s->comm->name[0] ? s->comm->name : "a communicator", why);
+}
+
 static void plx_sched_post(struct plx_sched *s, struct plx_sched_ent *e)
 {
     struct plx_comm *c = s->comm;
@@ -211,9 +223,8 @@ static void plx_sched_collect(struct plx_sched *s, struct plx_sched_ent *e)
     if (r->st_error != MPI_SUCCESS)
         plx_sched_error(s, r->st_error);
     else if (plx_unlikely(r->failed_part) && e->kind == PLX_S_RECV)
-        plx_sched_error(s, plx_err_make(MPIX_ERR_PROC_FAILED, "rank %d: collective on %s failed at rank %d: a member "
-                                        "process was lost", plx_procs.my_lpid,
-                                        s->comm->name[0] ? s->comm->name : "a communicator", e->peer));
+        plx_sched_error(s, plx_err_make(MPIX_ERR_PROC_FAILED, "a member process was lost (rank %d passed that on)",
+                                        e->peer));
     plx_request_free(r);
     e->req = NULL;
     s->pending--;
@@ -296,7 +307,7 @@ int plx_sched_run(struct plx_sched *s)
     plx_sched_advance(s);
     if (!s->done)
         plx_progress_wait(plx_sched_done, s);
-    int err = s->err;
+    int err = plx_sched_user_error(s);
     plx_sched_free(s);
     return err;
 }
@@ -305,7 +316,7 @@ static void plx_sched_finish(struct plx_sched *s)
 {
     plx_list_remove(&s->link);
     struct plx_request *r = s->req;
-    r->st_error = s->err;
+    r->st_error = plx_sched_user_error(s);
     plx_sched_free(s);
     r->cc = 0;
     plx_request_complete(r);     /* frees r if MPI_Request_free came first */

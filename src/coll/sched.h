@@ -69,6 +69,7 @@ struct plx_sched {
     struct plx_datatype **dts;  /* extra references (internal types) */
     int ndts, capdts;
     struct plx_request *req;    /* nonblocking: the user's request */
+    const char *fn;             /* the MPI call, for its error text (NULL: internal) */
 };
 
 /* A schedule on comm (referenced) with the next collective tag. */

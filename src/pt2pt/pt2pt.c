@@ -960,7 +960,10 @@ static void plx_req_fail(struct plx_request *r, struct plx_peer *p)
     char tag[24];
     const char *cname = r->comm->name[0] ? r->comm->name : "a communicator";
     plx_tag_str(r->tag, tag, sizeof tag);
-    if (r->kind == PLX_REQ_SEND)
+    if (r->ctx & 1)             /* a collective's step: the collective names the call */
+        r->st_error = plx_err_make(MPIX_ERR_PROC_FAILED, "rank %d (world rank %d) was lost: %s",
+                                   plx_comm_rank_of(r->comm, p->lpid), p->lpid, p->failed);
+    else if (r->kind == PLX_REQ_SEND)
         r->st_error = plx_err_make(MPIX_ERR_PROC_FAILED, "rank %d: send to rank %d (tag %s) on %s failed: %s",
                                    plx_procs.my_lpid, r->rank, tag, cname, p->failed);
     else if (r->rank == MPI_ANY_SOURCE)

@@ -1084,10 +1084,12 @@ def test_lost_peer_is_an_mpi_error(mpiexec, mh_exchange, tcp_transport, test_hos
             r"MPI_Probe of MPI_ANY_SOURCE status: source 2, tag 12, error the code returned$",
             r"MPI_Iprobe of MPI_ANY_SOURCE status: source 2, tag -1, error the code returned$",
             r"MPI_Iprobe of MPI_ANY_SOURCE after MPIX_Comm_failure_ack: success$",
-        ] + [r"%s: " % call + failed + r"((send to|receive from) rank 2 \(tag -\d+\) on MPI_COMM_WORLD failed: "
-             + lost % (r, c.hosts[r]) + r"|collective on MPI_COMM_WORLD failed at rank [01]: a member process was "
-             r"lost)$" for call in ("MPI_Barrier with the lost rank", "MPI_Bcast from the lost rank",
-                                    "MPI_Allreduce with the lost rank")]
+        ] + [r"%s: class 101 \(MPIX_ERR_PROC_FAILED\): %s\(rank %d\) on MPI_COMM_WORLD failed: " % (label, call, r)
+             + r"(rank 2 \(world rank 2\) was lost: " + lost % (r, c.hosts[r])
+             + r"|a member process was lost \(rank [01] passed that on\))$"
+             for label, call in (("MPI_Barrier with the lost rank", "MPI_Barrier"),
+                                 ("MPI_Bcast from the lost rank", "MPI_Bcast"),
+                                 ("MPI_Allreduce with the lost rank", "MPI_Allreduce"))]
         dup = (r"MPI_Comm_dup with the lost rank: class 101 \(MPIX_ERR_PROC_FAILED\): MPI_Comm_dup\(rank %d\): "
                r"agreeing on a context id failed: a member process was lost$" % r)
         assert re.search(r"^mh_exchange: rank %d " % r + dup, job.stdout, re.M), (dup, job.stdout, job.stderr)
