@@ -320,6 +320,26 @@ static inline uint64_t *plx_shmc_flag(struct plx_shmc *s, uint64_t k, int r, int
     return inl ? &s->flags[r].line[k % 2].seq : &s->flags[r].ready[k % 2];
 }
 
+/* len bytes of (buf, count, dt)'s packed form from offset off, to `to` and
+ * back from `from`: a plain copy for a contiguous type. */
+static inline void plx_shmc_pack(const void *buf, MPI_Aint count, const struct plx_datatype *dt, size_t off,
+                                 void *to, size_t len)
+{
+    if (dt->contig)
+        memcpy(to, (const char *)buf + dt->true_lb + off, len);
+    else
+        plx_dt_pack_range(buf, count, dt, off, to, len);
+}
+
+static inline void plx_shmc_unpack(const void *from, size_t len, void *buf, MPI_Aint count,
+                                   const struct plx_datatype *dt, size_t off)
+{
+    if (dt->contig)
+        memcpy((char *)buf + dt->true_lb + off, from, len);
+    else
+        plx_dt_unpack_range(from, len, buf, count, dt, off);
+}
+
 /* Through the segment every byte is copied twice (in, then out); a message
  * above the eager limit is copied once (the receiver reads the sender's
  * buffer). That single copy wins when each rank's data goes to one reader
@@ -409,17 +429,11 @@ int plx_shmcoll_bcast(struct plx_comm *c, void *buf, MPI_Aint count, struct plx_
         if (inl) {
             if (c->rank == root) {
                 plx_shmc_wait_all_done(c, s, k);
-                if (dt->contig)
-                    memcpy(area, (char *)buf + dt->true_lb, len);
-                else
-                    plx_dt_pack_range(buf, count, dt, 0, area, len);
+                plx_shmc_pack(buf, count, dt, 0, area, len);
                 __atomic_store_n(flag, k, __ATOMIC_RELEASE);
             } else {
                 plx_shmc_wait(c, s, flag, k, root);
-                if (dt->contig)
-                    memcpy((char *)buf + dt->true_lb, area, len);
-                else
-                    plx_dt_unpack_range(area, len, buf, count, dt, 0);
+                plx_shmc_unpack(area, len, buf, count, dt, 0);
             }
             __atomic_store_n(&s->flags[c->rank].done, k, __ATOMIC_RELEASE);
             continue;
@@ -430,17 +444,11 @@ int plx_shmcoll_bcast(struct plx_comm *c, void *buf, MPI_Aint count, struct plx_
         for (size_t at = 0, i = 1; at < len; at += PLX_SHMC_PIECE, i++) {
             size_t m = PLX_MIN((size_t)PLX_SHMC_PIECE, len - at);
             if (c->rank == root) {
-                if (dt->contig)
-                    memcpy(area + at, (char *)buf + dt->true_lb + off + at, m);
-                else
-                    plx_dt_pack_range(buf, count, dt, off + at, area + at, m);
+                plx_shmc_pack(buf, count, dt, off + at, area + at, m);
                 __atomic_store_n(part, PLX_SHMC_PART(k, i), __ATOMIC_RELEASE);
             } else {
                 plx_shmc_wait(c, s, part, PLX_SHMC_PART(k, i), root);
-                if (dt->contig)
-                    memcpy((char *)buf + dt->true_lb + off + at, area + at, m);
-                else
-                    plx_dt_unpack_range(area + at, m, buf, count, dt, off + at);
+                plx_shmc_unpack(area + at, m, buf, count, dt, off + at);
             }
         }
         __atomic_store_n(&s->flags[c->rank].done, k, __ATOMIC_RELEASE);
@@ -599,11 +607,7 @@ int plx_shmcoll_allgather(struct plx_comm *c, const void *sbuf, MPI_Aint scount,
                 continue;
             if (j != r)
                 plx_shmc_wait(c, s, plx_shmc_flag(s, k, j, inl), k, j);
-            char *blk = (char *)rbuf + (size_t)j * bext;
-            if (rdt->contig)
-                memcpy(blk + rdt->true_lb + off, plx_shmc_in(s, p, k, j, inl), len);
-            else
-                plx_dt_unpack_range(plx_shmc_in(s, p, k, j, inl), len, blk, rcount, rdt, off);
+            plx_shmc_unpack(plx_shmc_in(s, p, k, j, inl), len, (char *)rbuf + (size_t)j * bext, rcount, rdt, off);
         }
         plx_shmc_saw_all(s, k);
         __atomic_store_n(&s->flags[r].done, k, __ATOMIC_RELEASE);
@@ -638,11 +642,7 @@ int plx_shmcoll_alltoall(struct plx_comm *c, const void *sbuf, MPI_Aint scount, 
         char *mine = plx_shmc_in(s, p, k, r, inl);
         plx_shmc_wait_all_done(c, s, k);
         for (int j = 0; j < p; j++) {
-            const char *blk = src + (size_t)j * sext;
-            if (st->contig)
-                memcpy(mine + (size_t)j * piece, blk + st->true_lb + off, len);
-            else
-                plx_dt_pack_range(blk, sc, st, off, mine + (size_t)j * piece, len);
+            plx_shmc_pack(src + (size_t)j * sext, sc, st, off, mine + (size_t)j * piece, len);
         }
         __atomic_store_n(plx_shmc_flag(s, k, r, inl), k, __ATOMIC_RELEASE);
         for (int i = 0; i < p; i++) {
@@ -650,11 +650,7 @@ int plx_shmcoll_alltoall(struct plx_comm *c, const void *sbuf, MPI_Aint scount, 
             if (j != r)
                 plx_shmc_wait(c, s, plx_shmc_flag(s, k, j, inl), k, j);
             const char *from = plx_shmc_in(s, p, k, j, inl) + (size_t)r * piece;
-            char *blk = (char *)rbuf + (size_t)j * rext;
-            if (rdt->contig)
-                memcpy(blk + rdt->true_lb + off, from, len);
-            else
-                plx_dt_unpack_range(from, len, blk, rcount, rdt, off);
+            plx_shmc_unpack(from, len, (char *)rbuf + (size_t)j * rext, rcount, rdt, off);
         }
         plx_shmc_saw_all(s, k);
         __atomic_store_n(&s->flags[r].done, k, __ATOMIC_RELEASE);

@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include "core/plexus.h"
 
 struct plx_lock {
@@ -50,6 +51,16 @@ static inline int plx_lock_held(void)
 static inline int plx_lock_outermost(void)
 {
     return plx_lock_held() && plx_lock.depth == 1;
+}
+/* pthread_cond_timedwait on the lock, held once (plx_lock_outermost):
+ * the wait lets go of it and takes it back. */
+static inline void plx_lock_cond_timedwait(pthread_cond_t *cond, const struct timespec *until)
+{
+    plx_lock.depth = 0;
+    __atomic_store_n(&plx_lock.owner, 0ul, __ATOMIC_RELAXED);
+    (void)pthread_cond_timedwait(cond, &plx_lock.mutex, until);
+    __atomic_store_n(&plx_lock.owner, (unsigned long)pthread_self(), __ATOMIC_RELAXED);
+    plx_lock.depth = 1;
 }
 /* Called by blocked waits between polls. */
 static inline void plx_lock_relax(void)

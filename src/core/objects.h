@@ -73,7 +73,7 @@ struct plx_comm {
     char name[MPI_MAX_OBJECT_NAME];
     unsigned coll_tag;          /* sequence for internal collectives */
     int fail_acked;             /* failed peers acknowledged (MPIX_Comm_failure_ack): pt2pt.c */
-    int fail_clear;             /* failed peers known to be none of its members: pt2pt.c */
+    int fail_clear;             /* failed peers acknowledged or none of its members: pt2pt.c */
 };
 
 struct plx_info_entry {

@@ -13,9 +13,8 @@
  * doorbell shows nothing and the waiter would sleep out its 100 ms (a
  * thread ping-pong over TCP ran at ~20 ms a round). So a wait looks at its
  * request again after letting go of the lock between polls, and one sleeping
- * thread,
- * the watcher, sleeps on the doorbells and on an eventfd of its own; any
- * other sleeps on a condition variable of the library lock; and a poll
+ * thread, the watcher, sleeps on the doorbells and on an eventfd of its own;
+ * any other sleeps on a condition variable of the library lock; and a poll
  * that does work while a thread sleeps rings the eventfd (once per sleep)
  * and broadcasts the condition. The sleepers then look at their requests
  * again. When the watcher wakes, it wakes the others, and one of them
@@ -26,17 +25,17 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
-#include <sys/eventfd.h>
-#include <time.h>
-#include "coll/sched.h"
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
+#include "coll/sched.h"
 #include "core/config.h"
-#include "core/log.h"
-#include "core/runtime.h"
 #include "core/lock.h"
+#include "core/log.h"
 #include "core/request.h"
+#include "core/runtime.h"
 #include "progress/progress.h"
 #include "pt2pt/pt2pt.h"
 #include "route/route.h"
@@ -149,11 +148,7 @@ static void plx_progress_sleep_behind(void)
         t.tv_sec++;
     }
     plx_progress_mt.nwaiting++;
-    plx_lock.depth = 0;         /* the wait lets go of the lock (held once here) */
-    __atomic_store_n(&plx_lock.owner, 0ul, __ATOMIC_RELAXED);
-    (void)pthread_cond_timedwait(&plx_progress_mt.cond, &plx_lock.mutex, &t);
-    __atomic_store_n(&plx_lock.owner, (unsigned long)pthread_self(), __ATOMIC_RELAXED);
-    plx_lock.depth = 1;
+    plx_lock_cond_timedwait(&plx_progress_mt.cond, &t);
     plx_progress_mt.nwaiting--;
 }
 
@@ -164,7 +159,7 @@ static void plx_progress_sleep(void)
     /* Holding the lock more than once (a callback that called MPI), this
      * thread cannot let other threads in: it sleeps on the doorbells
      * itself, whether or not another thread watches them. */
-    int outer = plx_lock.needed && plx_lock_outermost();
+    int outer = plx_lock_outermost();
     if (plx_lock.needed) {
         if (plx_unlikely(!plx_progress_mt.init))
             plx_progress_mt_init();

@@ -384,8 +384,6 @@ static void plx_credit_consumed(int lpid, size_t bytes)
 
 /* --- starting requests --------------------------------------------------- */
 
-static void plx_req_fail(struct plx_request *r, struct plx_peer *p);
-
 static plx_status_t plx_no_route(int lpid)
 {
     plx_warn("no transport reaches rank %d (node %d) from rank %d (node %d); enabled transports: %s",
@@ -841,12 +839,19 @@ void plx_pt2pt_dispatch(int lpid, const struct plx_hdr *h, const void *payload)
 
 /* --- failed peers ---------------------------------------------------------- */
 
-static int plx_comm_holds(const struct plx_comm *c, int lpid)
+/* c's rank of world rank lpid, or MPI_UNDEFINED; O(size), on failure
+ * paths only. */
+static int plx_comm_rank_of(const struct plx_comm *c, int lpid)
 {
     for (int i = 0; i < c->size; i++)
         if (c->lpids[i] == lpid)
-            return 1;
-    return 0;
+            return i;
+    return MPI_UNDEFINED;
+}
+
+static int plx_comm_holds(const struct plx_comm *c, int lpid)
+{
+    return plx_comm_rank_of(c, lpid) != MPI_UNDEFINED;
 }
 
 struct plx_fail_scan {
@@ -885,23 +890,15 @@ static void plx_tag_str(int tag, char *buf, size_t len)
         snprintf(buf, len, "%d", tag);
 }
 
-/* c's rank of world rank lpid (a member); O(size), on failure paths only. */
-static int plx_comm_rank_of(const struct plx_comm *c, int lpid)
-{
-    for (int i = 0; i < c->size; i++)
-        if (c->lpids[i] == lpid)
-            return i;
-    return MPI_UNDEFINED;
-}
-
 /* A member of c that failed after what c acknowledged (MPIX_Comm_failure_ack),
  * else NULL: while there is one, a wildcard receive or probe on c that finds
  * no message fails instead of waiting for a sender that may be the lost one
  * (ULFM's rule). O(c->size) once per failure not yet looked at for c
- * (c->fail_clear: failures up to it hold no member of c), nothing otherwise. */
+ * (c->fail_clear: failures up to it are acknowledged or hold no member of
+ * c), nothing otherwise. */
 static struct plx_peer *plx_comm_unacked_failure(struct plx_comm *c)
 {
-    if (plx_likely(c->fail_acked >= plx_p2p.nfailed || c->fail_clear >= plx_p2p.nfailed))
+    if (plx_likely(c->fail_clear >= plx_p2p.nfailed))
         return NULL;
     for (int i = 0; i < c->size; i++) {
         struct plx_peer *p = plx_p2p.peers[c->lpids[i]];
@@ -919,7 +916,7 @@ int plx_pt2pt_wildcard_failing(struct plx_comm *c)
 
 void plx_pt2pt_failure_ack(struct plx_comm *c)
 {
-    c->fail_acked = plx_p2p.nfailed;
+    c->fail_acked = c->fail_clear = plx_p2p.nfailed;
 }
 
 int plx_pt2pt_probe_error(struct plx_comm *c, int src, int tag, MPI_Status *st, const char *fn)
@@ -1006,8 +1003,7 @@ void plx_pt2pt_peer_failed(int lpid, const char *why)
     struct plx_peer *p = plx_peer_get(lpid);
     if (p->failed)
         return;
-    p->failed = plx_malloc(strlen(why) + 1);
-    strcpy(p->failed, why);
+    p->failed = plx_strdup(why);
     p->fail_seq = ++plx_p2p.nfailed;
     p->credits = 0;             /* plx_pt2pt_send_inline declines: sends take the path that fails them */
     plx_warn("rank %d: %s; operations with rank %d fail with MPIX_ERR_PROC_FAILED", plx_procs.my_lpid, why,

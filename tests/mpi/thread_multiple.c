@@ -86,6 +86,26 @@ static void *nested_sleeper(void *arg)
     return arg;
 }
 
+/* `rounds` blocking ping-pongs with the partner on `tag`, the even rank
+ * sending first; this rank sends mine + i and expects theirs + i. Returns
+ * the number of values that were not the partner's. */
+static int strict_pingpong(int tag, int rounds, int mine, int theirs)
+{
+    int wrong = 0;
+    for (int i = 0; i < rounds; i++) {
+        int out = mine + i, in = -1;
+        if (rank % 2 == 0) {
+            MPI_Send(&out, 1, MPI_INT, partner, tag, MPI_COMM_WORLD);
+            MPI_Recv(&in, 1, MPI_INT, partner, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(&in, 1, MPI_INT, partner, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&out, 1, MPI_INT, partner, tag, MPI_COMM_WORLD);
+        }
+        wrong += in != theirs + i;
+    }
+    return wrong;
+}
+
 /* An attribute delete callback that ping-pongs with the partner: MPI called
  * with the library lock already held, while another thread sleeps in MPI
  * (a wait there slept out 100 ms a round behind that thread). */
@@ -93,19 +113,7 @@ static int nested_rounds_ok;
 static int pingpong_on_delete(MPI_Comm c, int key, void *val, void *extra)
 {
     (void)c, (void)key, (void)val, (void)extra;
-    int ok = 1;
-    for (int i = 0; i < NESTED_ROUNDS; i++) {
-        int out = rank * 100000 + i, in = -1;
-        if (rank % 2 == 0) {
-            MPI_Send(&out, 1, MPI_INT, partner, 301, MPI_COMM_WORLD);
-            MPI_Recv(&in, 1, MPI_INT, partner, 301, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(&in, 1, MPI_INT, partner, 301, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(&out, 1, MPI_INT, partner, 301, MPI_COMM_WORLD);
-        }
-        ok &= in == partner * 100000 + i;
-    }
-    nested_rounds_ok = ok;
+    nested_rounds_ok = strict_pingpong(301, NESTED_ROUNDS, rank * 100000, partner * 100000) == 0;
     return MPI_SUCCESS;
 }
 
@@ -113,18 +121,7 @@ static int pingpong_on_delete(MPI_Comm c, int key, void *val, void *extra)
 static void *blocked_pingpong(void *arg)
 {
     int t = (int)(long)arg;
-    for (int i = 0; i < BLOCKED_ROUNDS; i++) {
-        int out = rank * 1000000 + t * 10000 + i, in = -1;
-        if (rank % 2 == 0) {
-            MPI_Send(&out, 1, MPI_INT, partner, 200 + t, MPI_COMM_WORLD);
-            MPI_Recv(&in, 1, MPI_INT, partner, 200 + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(&in, 1, MPI_INT, partner, 200 + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(&out, 1, MPI_INT, partner, 200 + t, MPI_COMM_WORLD);
-        }
-        if (in != partner * 1000000 + t * 10000 + i)
-            errors[t]++;
-    }
+    errors[t] += strict_pingpong(200 + t, BLOCKED_ROUNDS, rank * 1000000 + t * 10000, partner * 1000000 + t * 10000);
     return NULL;
 }
 

@@ -283,8 +283,7 @@ static struct plx_tcp_peer *plx_tcp_peer_get(int lpid)
     return p;
 }
 
-/* Off the list of peers whose socket was full (no epoll change: the
- * connection is closing or new). */
+/* Off the list of peers whose socket was full (no epoll change here). */
 static void plx_tcp_unblock(struct plx_tcp_peer *p)
 {
     if (p->wblocked) {
@@ -357,8 +356,7 @@ static void plx_tcp_peer_fail(struct plx_tcp_peer *p, const char *why)
     p->sq_copied = 0;
     p->state = PLX_TCP_P_FAILED;
     free(p->fail_why);
-    p->fail_why = plx_malloc(strlen(why) + 1);
-    strcpy(p->fail_why, why);
+    p->fail_why = plx_strdup(why);
     plx_list_push_back(&plx_tcp.failed, &p->fail_link);
 }
 
@@ -498,11 +496,7 @@ static void plx_tcp_handshaking(struct plx_tcp_conn *c, double allowed)
     struct plx_list *pos = plx_tcp.handshaking.prev;
     while (pos != &plx_tcp.handshaking && plx_list_entry(pos, struct plx_tcp_conn, link)->deadline > c->deadline)
         pos = pos->prev;
-    /* after pos */
-    c->link.prev = pos;
-    c->link.next = pos->next;
-    pos->next->prev = &c->link;
-    pos->next = &c->link;
+    plx_list_push_front(pos, &c->link);     /* after pos */
 }
 
 /* --- the send queue ------------------------------------------------------------ */
@@ -583,15 +577,16 @@ static void plx_tcp_fin_close(struct plx_tcp_peer *p);
 
 /* Writes the n pieces of v (total bytes) to p's socket; returns the bytes
  * written (0 when the socket is full). A broken connection fails the peer
- * (or ends the job): p->conn is NULL after it. A small total is first copied into one buffer and written with send():
- * sendmsg's import of the iovec costs more than the copy (measured, 0-16 B
- * ping-pong on loopback, Plexus over raw sockets in one pair of processes:
- * 1.10 -> 1.07). */
+ * (or ends the job): p->conn is NULL after it. A small total is first
+ * copied into one buffer and written with send(): sendmsg's import of the
+ * iovec costs more than the copy (measured, 0-16 B ping-pong on loopback,
+ * Plexus over raw sockets in one pair of processes: 1.10 -> 1.07). */
 static size_t plx_tcp_writev(struct plx_tcp_peer *p, const struct iovec *v, int n, size_t total)
 {
     struct msghdr m = { .msg_iov = (struct iovec *)v, .msg_iovlen = (size_t)n };
     char small[PLX_TCP_SEND_COPY_MAX];
-    if (total <= sizeof small) {
+    int copy = total <= sizeof small;
+    if (copy) {
         size_t off = 0;
         for (int i = 0; i < n; i++) {
             memcpy(small + off, v[i].iov_base, v[i].iov_len);
@@ -599,8 +594,8 @@ static size_t plx_tcp_writev(struct plx_tcp_peer *p, const struct iovec *v, int 
         }
     }
     for (;;) {
-        ssize_t w = total <= sizeof small ? send(p->conn->fd, small, total, MSG_NOSIGNAL | MSG_DONTWAIT)
-                                          : sendmsg(p->conn->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t w = copy ? send(p->conn->fd, small, total, MSG_NOSIGNAL | MSG_DONTWAIT)
+                         : sendmsg(p->conn->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (plx_likely(w >= 0))
             return (size_t)w;
         if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -680,9 +675,7 @@ static int plx_tcp_flush(struct plx_tcp_peer *p)
         }
     }
     if (p->wblocked) {
-        p->wblocked = 0;
-        plx_list_remove(&p->wb_link);
-        plx_tcp.nwblocked--;
+        plx_tcp_unblock(p);
         plx_tcp_epoll_set(p->conn, EPOLLIN);
     }
     return work;
@@ -714,10 +707,11 @@ static void plx_tcp_connect_failed(struct plx_tcp_peer *p, const char *why)
     char me[128], him[128], msg[1024];
     plx_tcp_who(plx_procs.my_lpid, me, sizeof me);
     plx_tcp_who(p->lpid, him, sizeof him);
-    int len = snprintf(msg, sizeof msg, "tcp: %s cannot connect to %s: %s%s%s. Check that the hosts reach each other at "
-             "these addresses; PLEXUS_IFACES chooses the interfaces, PLEXUS_TCP_PORTS the ports (firewalls), "
-             "PLEXUS_TCP_CONNECT_TIMEOUT the time allowed",
-             me, him, why, p->tried[0] ? "; tried " : "", p->tried);
+    int len = snprintf(msg, sizeof msg,
+                       "tcp: %s cannot connect to %s: %s%s%s. Check that the hosts reach each other at these "
+                       "addresses; PLEXUS_IFACES chooses the interfaces, PLEXUS_TCP_PORTS the ports (firewalls), "
+                       "PLEXUS_TCP_CONNECT_TIMEOUT the time allowed",
+                       me, him, why, p->tried[0] ? "; tried " : "", p->tried);
     if (len >= (int)sizeof msg)
         plx_debug(1, "tcp: the connect failure message was cut at %zu bytes", sizeof msg - 1);
     if (plx_pt2pt_peer_failure_returns(p->lpid)) {
