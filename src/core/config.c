@@ -76,6 +76,24 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_COLL_OVERSUB", PLX_SET_STRING, "auto", coll_oversub,
             "Collective algorithms for more ranks than CPUs (rank 0 ends the shared-memory Barrier, large "
             "Alltoall blocks all in flight at once): on, off, or auto (when this node's ranks outnumber its CPUs)"),
+    PLX_SET("PLEXUS_ROUTE", PLX_SET_STRING, "", route,
+            "Routing rules, first match wins: 'COND:TARGET; ...' where COND is *, pt2pt, coll, rma, "
+            "size<=N, size>=N, size<N, size>N (joined with &) and TARGET a channel (shm, tcp0, tcp1), "
+            "a transport (tcp: its first working rail) or tcp* (striped over every TCP rail); "
+            "e.g. 'size<=64K:tcp0; *:tcp*'. Empty: shm on a node, else the fastest transport, striped "
+            "from PLEXUS_ROUTE_STRIPE_MIN"),
+    PLX_SET("PLEXUS_ROUTE_STRIPE_MIN", PLX_SET_SIZE, "256K", route_stripe_min,
+            "Without rules: smallest message striped over every rail of its transport"),
+    PLX_SET("PLEXUS_ROUTE_CHUNK", PLX_SET_SIZE, "512K", route_chunk,
+            "Piece of a striped message given to one rail at a time (each to the rail with the least "
+            "unsent data, so a faster rail carries more)"),
+    PLX_SET("PLEXUS_TCP_RAILS", PLX_SET_INT, "0", tcp_rails,
+            "Most TCP rails (connections over different interfaces) per peer; 0: one per interface "
+            "selected by PLEXUS_IFACES that reaches the peer (at most 4), and one to a rank of this node. "
+            "N > 0 also opens N rails over loopback to a rank of this node (tests)"),
+    PLX_SET("PLEXUS_TCP_RAIL_TIMEOUT", PLX_SET_INT, "2", tcp_rail_timeout,
+            "Seconds a rail may stay silent (data unacknowledged, or no keepalive answer) before it counts "
+            "as failed and its data goes again on the other rails (peers with two rails or more)"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

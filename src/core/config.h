@@ -34,6 +34,11 @@ struct plx_config {
     int coll_shm;               /* PLEXUS_COLL_SHM */
     size_t coll_shm_max;        /* PLEXUS_COLL_SHM_MAX */
     char coll_oversub[8];       /* PLEXUS_COLL_OVERSUB */
+    char route[512];            /* PLEXUS_ROUTE */
+    size_t route_stripe_min;    /* PLEXUS_ROUTE_STRIPE_MIN */
+    size_t route_chunk;         /* PLEXUS_ROUTE_CHUNK */
+    int tcp_rails;              /* PLEXUS_TCP_RAILS */
+    int tcp_rail_timeout;       /* PLEXUS_TCP_RAIL_TIMEOUT, seconds */
 };
 
 extern struct plx_config plx_config;

@@ -17,6 +17,7 @@
 #include "core/handle.h"
 #include "core/objects.h"
 #include "core/plexus.h"
+#include "transport/transport.h"
 
 enum plx_req_kind {
     PLX_REQ_SEND = 1,
@@ -74,6 +75,8 @@ struct plx_request {
     size_t rndv_size;           /* receiver: bytes the sender has */
     size_t rndv_done;           /* bytes streamed (sender) / received (receiver) */
     uint64_t rndv_cookie;       /* the peer's request cookie */
+
+    struct plx_tp_comp comp;    /* zero-copy pieces (send) or a direct read (receive) in a transport */
 
     struct plx_unexp *msg;      /* PLX_REQ_MESSAGE */
     void *bsend_block;          /* Bsend: block of the attached buffer to release */

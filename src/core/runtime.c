@@ -1,8 +1,9 @@
 /*
  * MPI_Init and MPI_Finalize: the order in which layers come up and go down.
  *
- *   config -> process manager -> business cards (node, pid) -> matching ->
- *   transports -> point-to-point -> objects (comms, types, ...) -> progress
+ *   config -> process manager -> router rules and early cards -> business
+ *   cards (node, pid) -> matching -> router (opens the transports'
+ *   instances) -> point-to-point -> objects (comms, types, ...) -> progress
  *
  * Business card of rank r: key "c<r>" = "<node name>,<pid>". The TCP
  * transport publishes its own card ("tcp-<r>", and on rank 0 possibly the
@@ -27,8 +28,6 @@
 #include "pt2pt/match.h"
 #include "pt2pt/pt2pt.h"
 #include "route/route.h"
-#include "transport/shm/shm.h"
-#include "transport/tcp/tcp.h"
 
 struct plx_procs plx_procs;
 struct plx_lock plx_lock;
@@ -147,29 +146,14 @@ plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provid
         *provided = plx_rt.thread_level;
     plx_rt.main_thread = pthread_self();
 
-    int tcp_enabled = plx_route_enabled("tcp") && !pm.singleton;
-    if (tcp_enabled)
-        plx_tcp_init_early();
+    /* the rules are read, and the components publish their cards, before the card fence */
+    if ((st = plx_route_init_early(pm.singleton)) != PLX_OK)
+        return st;
     if ((st = plx_runtime_exchange_cards()) != PLX_OK)
         return st;
     plx_match_init();
-    int shm_on = plx_route_enabled("shm") || plx_procs.nlocal == 1;
-    if (shm_on) {
-        /* shm also carries self-sends, so it runs even when excluded for a lone rank */
-        if ((st = plx_shm_init()) != PLX_OK)
-            return st;
-        plx_route_register(&plx_shm_ops);
-    }
-    if (tcp_enabled) {
-        /* needed for ranks on other nodes, and for the ranks of this node
-         * when shared memory is excluded (self-sends included) */
-        int needed = plx_procs.nlocal < plx_procs.n || (!plx_route_enabled("shm") && plx_procs.nlocal > 1);
-        if ((st = plx_tcp_init(needed)) != PLX_OK)
-            return st;
-        if (needed)
-            plx_route_register(&plx_tcp_ops);
-    }
-    plx_route_check();
+    if ((st = plx_route_init()) != PLX_OK)
+        return st;
     if ((st = plx_pt2pt_init()) != PLX_OK)
         return st;
 
@@ -195,9 +179,7 @@ plx_status_t plx_runtime_finalize(void)
     plx_status_t st = plx_coll_barrier(plx_comm_world, PLX_COLL_TAG_DEFAULT);
     plx_rt.finalized = 1;
     plx_pt2pt_finalize();
-    for (int i = 0; i < plx_route_ntransports; i++)
-        plx_route_transports[i]->finalize();
-    plx_route_ntransports = 0;
+    plx_route_finalize();
     plx_progress_finalize();
     plx_pm_finalize();
     free(plx_procs.p);

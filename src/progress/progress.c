@@ -87,8 +87,7 @@ void plx_progress_init(void)
 int plx_progress_poll(void)
 {
     int work = 0;
-    for (int i = 0; i < plx_route_ntransports; i++)
-        work += plx_route_transports[i]->poll();
+    work += plx_route_poll();
     work += plx_pt2pt_flush();
     work += plx_coll_progress();    /* nonblocking collectives (src/coll/sched.c) */
     if (plx_unlikely(plx_progress_mt.watching | plx_progress_mt.nwaiting) && work)
@@ -171,15 +170,12 @@ static void plx_progress_sleep(void)
         fds[n].events = POLLIN;
         n++;
     }
-    for (int i = 0; i < plx_route_ntransports; i++) {
-        if (!plx_route_transports[i]->sleep_prepare)
-            continue;
-        int fd = plx_route_transports[i]->sleep_prepare();
-        if (fd >= 0) {
-            fds[n].fd = fd;
-            fds[n].events = POLLIN;
-            n++;
-        }
+    int tfd[4];
+    int nt = plx_route_sleep_prepare(tfd, 4);
+    for (int i = 0; i < nt; i++) {
+        fds[n].fd = tfd[i];
+        fds[n].events = POLLIN;
+        n++;
     }
     /* poll once more after announcing the sleep: nothing published before
      * the announcement can be missed */
@@ -205,18 +201,13 @@ static void plx_progress_sleep(void)
                 pthread_cond_broadcast(&plx_progress_mt.cond);
         }
     }
-    for (int i = 0; i < plx_route_ntransports; i++)
-        if (plx_route_transports[i]->sleep_done)
-            plx_route_transports[i]->sleep_done();
+    plx_route_sleep_done();
 }
 
 /* A transport says another local rank last waited on our CPU. */
 static int plx_progress_cpu_shared(void)
 {
-    for (int i = 0; i < plx_route_ntransports; i++)
-        if (plx_route_transports[i]->cpu_shared && plx_route_transports[i]->cpu_shared())
-            return 1;
-    return 0;
+    return plx_route_cpu_shared();
 }
 
 #define PLX_PROGRESS_CPU_CHECK 64   /* idle polls before asking whether we share a CPU */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core/config.h"
 #include "core/errors.h"
 #include "core/log.h"
@@ -25,12 +26,23 @@ struct plx_ctl {
     uint64_t payload[3];
 };
 
+/* A matched packet that arrived before its turn (hdr.seq ahead of recv_seq):
+ * a channel delivered out of order (several rails, a resend after a
+ * failover). Kept, in seq order, until the ones before it have arrived. */
+struct plx_early {
+    struct plx_list link;
+    struct plx_tp_iface *ifc;
+    struct plx_hdr h;
+    char payload[];
+};
+
 struct plx_peer {
     int lpid;
-    int routed;
-    const struct plx_transport_ops *tp;
+    struct plx_route_peer *rp; /* its channels (NULL fields when nothing reaches it) */
     size_t eager_max;
+    size_t max_payload;         /* of one packet on its control channel */
     uint32_t send_seq, recv_seq;
+    struct plx_list early;      /* struct plx_early, by seq */
     size_t credit_limit;        /* the transport's eager credit per peer */
     size_t credits;             /* eager bytes we may still send to this peer */
     size_t owed;                /* eager bytes of theirs we consumed, not yet returned */
@@ -63,18 +75,14 @@ plx_status_t plx_pt2pt_init(void)
     return PLX_OK;
 }
 
-/* PLEXUS_STATS=1: one line per peer this rank exchanged messages with. */
+/* PLEXUS_STATS=1: one line per peer and channel this rank exchanged
+ * messages with (route.c prints them). */
 static void plx_pt2pt_print_stats(void)
 {
     for (int i = 0; i < plx_p2p.npeers; i++) {
         struct plx_peer *p = plx_p2p.peers[i];
-        if (!p || (!p->st_sent && !p->st_recv))
-            continue;
-        plx_warn("stats: rank %d via %s: sent %llu messages, %llu bytes (%llu by rendezvous); "
-                 "received %llu messages, %llu bytes",
-                 i, p->tp ? p->tp->name : "none", (unsigned long long)p->st_sent,
-                 (unsigned long long)p->st_sent_bytes, (unsigned long long)p->st_sent_rndv,
-                 (unsigned long long)p->st_recv, (unsigned long long)p->st_recv_bytes);
+        if (p && p->rp)
+            plx_route_print_stats(p->rp, p->st_sent, p->st_sent_bytes, p->st_recv, p->st_recv_bytes);
     }
 }
 
@@ -83,9 +91,16 @@ void plx_pt2pt_finalize(void)
     if (plx_config.stats)
         plx_pt2pt_print_stats();
     for (int i = 0; i < plx_p2p.npeers; i++) {
-        if (plx_p2p.peers[i])
-            free(plx_p2p.peers[i]->failed);
-        free(plx_p2p.peers[i]);
+        struct plx_peer *p = plx_p2p.peers[i];
+        if (!p)
+            continue;
+        while (!plx_list_empty(&p->early)) {
+            struct plx_early *e = plx_list_entry(p->early.next, struct plx_early, link);
+            plx_list_remove(&e->link);
+            free(e);
+        }
+        free(p->failed);
+        free(p);
     }
     free(plx_p2p.peers);
     plx_p2p.peers = NULL;
@@ -98,14 +113,14 @@ static __attribute__((noinline)) struct plx_peer *plx_peer_create(int lpid)
     p->lpid = lpid;
     plx_list_init(&p->sendq);
     plx_list_init(&p->busy_link);
-    p->tp = plx_route_peer(lpid);
+    plx_list_init(&p->early);
+    p->rp = plx_route_peer(lpid);
     p->credit_limit = plx_p2p.credit_limit;
-    if (p->tp) {
-        size_t maxp = p->tp->max_packet() - sizeof(struct plx_hdr);
-        size_t emax = p->tp->eager_max ? p->tp->eager_max() : plx_config.shm_eager_max;
-        p->eager_max = PLX_MIN(emax, maxp);
-        if (p->tp->eager_credit)
-            p->credit_limit = p->tp->eager_credit();
+    if (p->rp->nchan) {
+        const struct plx_tp_caps *caps = plx_route_caps(p->rp);
+        p->max_payload = caps->max_packet - sizeof(struct plx_hdr);
+        p->eager_max = PLX_MIN(caps->eager_max, p->max_payload);
+        p->credit_limit = caps->eager_credit;
     }
     p->credits = p->credit_limit;
     plx_p2p.peers[lpid] = p;
@@ -137,6 +152,19 @@ static void plx_send_done(struct plx_request *r)
 {
     if (--r->cc == 0)
         plx_request_complete(r);
+}
+
+/* The router's operation class of a match context: odd contexts are
+ * collectives' own (see core/comm). */
+static inline int plx_cls(int ctx)
+{
+    return (ctx & 1) ? PLX_RC_COLL : PLX_RC_PT2PT;
+}
+
+static inline plx_status_t plx_peer_send(struct plx_peer *p, int ctx, size_t size, const struct plx_hdr *h,
+                                         const struct iovec *iov, int iovcnt)
+{
+    return plx_route_send(p->rp, plx_cls(ctx), size, h, iov, iovcnt);
 }
 
 /* --- emitting ------------------------------------------------------------ */
@@ -187,7 +215,9 @@ static plx_status_t plx_copy_dt_remote(struct plx_peer *p, int write, void *buf,
         int niov = plx_dt_iov(buf, count, dt, off, n - off, iov, PLX_IOV_BATCH, &got);
         if (niov <= 0 || got == 0)
             return PLX_ERR_INTERN;
-        plx_status_t st = p->tp->copy_remote(p->lpid, write, iov, niov, remote + off, got);
+        struct plx_tp_iface *rd = plx_route_reader(p->rp);
+        plx_status_t st = rd ? rd->ops->copy_remote(rd, p->lpid, write, iov, niov, remote + off, got)
+                             : PLX_ERR_UNSUPPORTED;
         if (st != PLX_OK)
             return off && st == PLX_ERR_UNSUPPORTED ? PLX_ERR_IO : st;
         off += got;
@@ -225,7 +255,7 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
             size_t got;
             niov = plx_dt_iov(r->buf, r->count, r->dt, 0, r->bytes, iov, PLX_SEND_IOV_MAX, &got);
         }
-        st = p->tp->send(p->lpid, &h, iov, niov);
+        st = plx_peer_send(p, r->ctx, r->bytes, &h, iov, niov);
         if (st != PLX_OK)
             return st;
         p->credits -= cost;
@@ -243,7 +273,7 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
         h.flags |= PLX_PKT_F_FAILED;
     h.len = sizeof rts;
     struct iovec iov = { &rts, sizeof rts };
-    st = p->tp->send(p->lpid, &h, &iov, 1);
+    st = plx_peer_send(p, r->ctx, r->bytes, &h, &iov, 1);
     if (st == PLX_OK) {
         plx_peer_sent(p, r->bytes);
         p->st_sent_rndv++;
@@ -255,47 +285,45 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
     return st;
 }
 
-/* Zero-copy transports take the rest of the message as one DATA packet and
- * report when they are done with the buffer (plx_pt2pt_zcopy_done). */
-static plx_status_t plx_emit_stream_zcopy(struct plx_peer *p, struct plx_request *r)
+/* Zero-copy channels take the message in pieces (one, unless the router
+ * stripes it over several rails) written from the sender's buffer; the send
+ * completes when the router has completed every piece (r->comp: the pieces
+ * out, plus one until the last is out). */
+static void plx_stream_comp_done(struct plx_tp_comp *c)
 {
-    if (r->rndv_done < r->bytes) {
-        uint64_t off = r->rndv_done;
-        size_t n = r->bytes - r->rndv_done;
-        struct plx_hdr h = { .type = PLX_PKT_DATA, .len = 8 + n, .sreq = r->rndv_cookie };
-        struct iovec iov[2] = { { &off, 8 }, { (char *)r->data + off, n } };
-        plx_status_t st = p->tp->send_zcopy(p->lpid, &h, iov, 2, r);
-        if (st != PLX_OK)
-            return st;
-        r->rndv_done = r->bytes;
-        return PLX_OK;
-    }
-    plx_send_done(r);           /* nothing to stream (a 0-byte message) */
-    return PLX_OK;
+    plx_send_done(plx_container_of(c, struct plx_request, comp));
 }
 
-void plx_pt2pt_zcopy_done(void *cookie)
+static plx_status_t plx_emit_stream_zcopy(struct plx_peer *p, struct plx_request *r)
 {
-    plx_send_done(cookie);
+    struct plx_hdr h = { .type = PLX_PKT_DATA, .sreq = r->rndv_cookie };
+    plx_status_t st = plx_route_send_data(p->rp, plx_cls(r->ctx), r->bytes, &h, r->data, &r->rndv_done, &r->comp);
+    if (st != PLX_OK)
+        return st;
+    plx_tp_comp_done(&r->comp, PLX_OK);     /* everything is out: the guard goes */
+    return PLX_OK;
 }
 
 static plx_status_t plx_emit_stream(struct plx_peer *p, struct plx_request *r)
 {
-    if (p->tp->send_zcopy && r->data)
-        return plx_emit_stream_zcopy(p, r);
-    size_t frag = PLX_MIN(plx_config.shm_frag_size, p->tp->max_packet() - sizeof(struct plx_hdr) - 8);
+    if (r->data && r->bytes) {
+        plx_status_t st = plx_emit_stream_zcopy(p, r);
+        if (st != PLX_ERR_UNSUPPORTED)
+            return st;
+    }
+    size_t frag = PLX_MIN(plx_config.shm_frag_size, p->max_payload);
     if (!r->data && !r->tmp)
         r->tmp = plx_malloc(frag);      /* one fragment, packed again for each */
     while (r->rndv_done < r->bytes) {
         uint64_t off = r->rndv_done;
         size_t n = PLX_MIN(frag, r->bytes - r->rndv_done);
-        struct plx_hdr h = { .type = PLX_PKT_DATA, .len = 8 + n, .sreq = r->rndv_cookie };
-        struct iovec iov[2] = { { &off, 8 }, { (char *)r->data + off, n } };
+        struct plx_hdr h = { .type = PLX_PKT_DATA, .off = off, .len = n, .sreq = r->rndv_cookie };
+        struct iovec iov = { (char *)r->data + off, n };
         if (!r->data) {
             plx_dt_pack_range(r->buf, r->count, r->dt, off, r->tmp, n);
-            iov[1].iov_base = r->tmp;
+            iov.iov_base = r->tmp;
         }
-        plx_status_t st = p->tp->send(p->lpid, &h, iov, 2);
+        plx_status_t st = plx_peer_send(p, r->ctx, r->bytes, &h, &iov, 1);
         if (st != PLX_OK)
             return st;
         r->rndv_done += n;
@@ -304,10 +332,24 @@ static plx_status_t plx_emit_stream(struct plx_peer *p, struct plx_request *r)
     return PLX_OK;
 }
 
+/* A control packet goes out. CANCEL_REQ is sequenced with the matched
+ * packets (it must not overtake the message it withdraws): its number is
+ * taken when it leaves. */
+static plx_status_t plx_ctl_out(struct plx_peer *p, struct plx_hdr *h, const void *payload)
+{
+    struct iovec iov = { (void *)payload, h->len };
+    int seq = h->type == PLX_PKT_CANCEL_REQ;
+    if (seq)
+        h->seq = p->send_seq;
+    plx_status_t st = plx_peer_send(p, h->ctx, 0, h, &iov, h->len ? 1 : 0);
+    if (st == PLX_OK && seq)
+        p->send_seq++;
+    return st;
+}
+
 static plx_status_t plx_emit_ctl(struct plx_peer *p, struct plx_ctl *c)
 {
-    struct iovec iov = { c->payload, c->hdr.len };
-    return p->tp->send(p->lpid, &c->hdr, &iov, c->hdr.len ? 1 : 0);
+    return plx_ctl_out(p, &c->hdr, c->payload);
 }
 
 static int plx_peer_flush(struct plx_peer *p)
@@ -359,11 +401,8 @@ static void plx_send_ctl(int lpid, int type, int flags, int ctx, uint64_t cookie
         return;                 /* nobody to tell any more */
     struct plx_hdr h = { .type = (uint8_t)type, .flags = (uint8_t)flags, .ctx = (uint16_t)ctx,
                          .len = plen, .sreq = cookie };
-    if (plx_list_empty(&p->sendq)) {
-        struct iovec iov = { (void *)payload, plen };
-        if (p->tp->send(lpid, &h, &iov, plen ? 1 : 0) == PLX_OK)
-            return;
-    }
+    if (plx_list_empty(&p->sendq) && plx_ctl_out(p, &h, payload) == PLX_OK)
+        return;
     struct plx_ctl *c = plx_malloc(sizeof *c);
     c->sq.kind = PLX_SQ_CTL;
     c->hdr = h;
@@ -402,7 +441,7 @@ plx_status_t plx_pt2pt_send_start(struct plx_request *r)
     }
     r->peer_lpid = r->comm->lpids[r->rank];
     struct plx_peer *p = plx_peer_get(r->peer_lpid);
-    if (plx_unlikely(!p->tp)) {
+    if (plx_unlikely(!p->rp->nchan)) {
         r->cc = 0;
         return plx_no_route(r->peer_lpid);
     }
@@ -415,7 +454,7 @@ plx_status_t plx_pt2pt_send_start(struct plx_request *r)
     if (r->data == NULL) {      /* Bsend sets data to its own copy */
         if (r->dt->contig) {
             r->data = (char *)r->buf + r->dt->true_lb;
-        } else if (r->bytes > p->eager_max && p->tp->copy_remote && plx_dt_blocks_large(r->dt)) {
+        } else if (r->bytes > p->eager_max && plx_route_reader(p->rp) && plx_dt_blocks_large(r->dt)) {
             r->push = PLX_PUSH_WRITE;           /* written into the receiver at CTS */
         } else if (r->bytes > p->eager_max) {
             r->push = PLX_PUSH_PACK_STREAM;     /* packed as it streams, after CTS */
@@ -446,7 +485,7 @@ plx_status_t plx_pt2pt_send_inline(struct plx_comm *c, int ctx, const void *data
     struct plx_hdr h = { .type = PLX_PKT_EAGER, .ctx = (uint16_t)ctx, .src = c->rank, .tag = tag,
                          .seq = p->send_seq, .len = bytes };
     struct iovec iov = { (void *)data, bytes };
-    if (p->tp->send(lpid, &h, &iov, bytes ? 1 : 0) != PLX_OK)
+    if (plx_route_send(p->rp, plx_cls(ctx), bytes, &h, &iov, bytes ? 1 : 0) != PLX_OK)
         return PLX_BUSY;
     p->credits -= cost;
     plx_peer_sent(p, bytes);
@@ -507,6 +546,14 @@ static void plx_deliver_eager(struct plx_request *r, int lpid, int src, int tag,
     plx_recv_finish(r);
 }
 
+static void plx_read_done(struct plx_request *r, plx_status_t st);
+
+/* A read_remote that said PLX_IN_PROGRESS has finished. */
+static void plx_read_comp_done(struct plx_tp_comp *c)
+{
+    plx_read_done(plx_container_of(c, struct plx_request, comp), c->status);
+}
+
 static void plx_deliver_rts(struct plx_request *r, int lpid, int src, int tag, int flags, size_t size,
                             uint64_t sreq, uint64_t addr)
 {
@@ -534,21 +581,26 @@ static void plx_deliver_rts(struct plx_request *r, int lpid, int src, int tag, i
         plx_send_ctl(lpid, PLX_PKT_CTS, PLX_PKT_F_PUSH, 0, sreq, cts, sizeof cts);
         return;
     }
-    if (!(flags & PLX_PKT_F_NOREAD) && !r->dt->contig && n && p->tp->copy_remote && plx_dt_blocks_large(r->dt)) {
+    struct plx_tp_iface *rd = plx_route_reader(p->rp);
+    if (!(flags & PLX_PKT_F_NOREAD) && !r->dt->contig && n && rd && plx_dt_blocks_large(r->dt)) {
         st = plx_copy_dt_remote(p, 0, r->buf, r->count, r->dt, addr, n);
         if (st != PLX_ERR_UNSUPPORTED) {
-            plx_pt2pt_read_done(r, st);
+            plx_read_done(r, st);
             return;
         }
     }
     r->data = plx_recv_dst(r, n);
     st = PLX_ERR_UNSUPPORTED;
-    if (p->tp->read_remote && !(flags & PLX_PKT_F_NOREAD))
-        st = p->tp->read_remote(lpid, r->data, addr, n, r);
+    if (rd && !(flags & PLX_PKT_F_NOREAD)) {
+        r->comp.cb = plx_read_comp_done;
+        r->comp.count = 1;
+        r->comp.status = PLX_OK;
+        st = rd->ops->read_remote(rd, lpid, r->data, addr, n, &r->comp);
+    }
     if (st == PLX_IN_PROGRESS)
-        return;                 /* plx_pt2pt_read_done() follows */
+        return;                 /* plx_read_done() follows */
     if (st != PLX_ERR_UNSUPPORTED) {
-        plx_pt2pt_read_done(r, st);
+        plx_read_done(r, st);
         return;
     }
     uint64_t me = (uint64_t)(uintptr_t)r;
@@ -557,9 +609,8 @@ static void plx_deliver_rts(struct plx_request *r, int lpid, int src, int tag, i
         plx_recv_finish(r);
 }
 
-void plx_pt2pt_read_done(void *cookie, plx_status_t st)
+static void plx_read_done(struct plx_request *r, plx_status_t st)
 {
-    struct plx_request *r = cookie;
     if (st != PLX_OK)
         plx_recv_set_error(r, MPI_ERR_OTHER, "reading the sender's buffer failed");
     plx_send_ctl(r->peer_lpid, PLX_PKT_FIN, 0, 0, r->rndv_cookie, NULL, 0);
@@ -695,12 +746,9 @@ void plx_pt2pt_cancel(struct plx_request *r)
 
 /* --- incoming ------------------------------------------------------------ */
 
-static void plx_recv_matchable(int lpid, const struct plx_hdr *h, const void *payload)
+static void plx_recv_matchable(struct plx_peer *p, const struct plx_hdr *h, const void *payload)
 {
-    struct plx_peer *p = plx_peer_get(lpid);
-    if (plx_unlikely(h->seq != p->recv_seq))
-        plx_fatal("packet from rank %d out of order (sequence %u, expected %u)", lpid, h->seq, p->recv_seq);
-    p->recv_seq++;
+    int lpid = p->lpid;
     p->st_recv++;
     p->st_recv_bytes += h->type == PLX_PKT_EAGER ? h->len : ((const struct plx_rts *)payload)->size;
     struct plx_match_q *q = plx_match_q(h->ctx);
@@ -740,8 +788,9 @@ static void plx_recv_matchable(int lpid, const struct plx_hdr *h, const void *pa
     plx_match_unexp_add(q, u);
 }
 
-static void plx_recv_cancel_req(int lpid, const struct plx_hdr *h, const void *payload)
+static void plx_recv_cancel_req(struct plx_peer *p, const struct plx_hdr *h)
 {
+    int lpid = p->lpid;
     struct plx_unexp *u = plx_match_unexp_take_cookie(plx_match_q(h->ctx), lpid, h->sreq);
     if (u) {
         if (u->type == PLX_PKT_EAGER)
@@ -752,89 +801,174 @@ static void plx_recv_cancel_req(int lpid, const struct plx_hdr *h, const void *p
     plx_send_ctl(lpid, PLX_PKT_CANCEL_ANS, u ? PLX_PKT_F_CANCELLED : 0, 0, h->sreq, NULL, 0);
 }
 
-void *plx_pt2pt_data_dst(const struct plx_hdr *h, uint64_t off, size_t *fit_p)
+/* A sequenced packet in its turn. */
+static void plx_recv_in_order(struct plx_peer *p, const struct plx_hdr *h, const void *payload)
+{
+    p->recv_seq++;
+    if (h->type == PLX_PKT_CANCEL_REQ)
+        plx_recv_cancel_req(p, h);
+    else
+        plx_recv_matchable(p, h, payload);
+}
+
+/* Out of line: a sequenced packet ahead of its turn waits (copied) in seq
+ * order; one behind it was delivered already (a duplicate) and is dropped.
+ * O(packets waiting) per early packet; they wait for less than a round trip. */
+static __attribute__((noinline)) void plx_recv_early(struct plx_peer *p, struct plx_tp_iface *ifc,
+                                                     const struct plx_hdr *h, const void *payload)
+{
+    int32_t ahead = (int32_t)(h->seq - p->recv_seq);
+    if (ahead < 0)
+        return;
+    struct plx_list *pos = p->early.prev;
+    while (pos != &p->early) {
+        struct plx_early *e = plx_list_entry(pos, struct plx_early, link);
+        int32_t d = (int32_t)(h->seq - e->h.seq);
+        if (d == 0)
+            return;             /* a duplicate of one already waiting */
+        if (d > 0)
+            break;
+        pos = pos->prev;
+    }
+    size_t plen = h->len;       /* EAGER: its data; RTS, CANCEL_REQ: a few bytes */
+    struct plx_early *e = plx_malloc(sizeof *e + plen);
+    e->ifc = ifc;
+    e->h = *h;
+    if (plen)
+        memcpy(e->payload, payload, plen);
+    plx_list_push_front(pos, &e->link);     /* after pos */
+}
+
+/* The packets that were waiting for the one just delivered. */
+static void plx_recv_drain_early(struct plx_peer *p)
+{
+    while (!plx_list_empty(&p->early)) {
+        struct plx_early *e = plx_list_entry(p->early.next, struct plx_early, link);
+        if (e->h.seq != p->recv_seq)
+            return;
+        plx_list_remove(&e->link);
+        plx_recv_in_order(p, &e->h, e->payload);
+        free(e);
+    }
+}
+
+/* EAGER, RTS and CANCEL_REQ: matched in the order the sender sent them,
+ * whatever order the channels delivered them in. */
+static void plx_on_sequenced(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
+{
+    struct plx_peer *p = plx_peer_get(lpid);
+    if (plx_unlikely(h->seq != p->recv_seq)) {
+        plx_recv_early(p, ifc, h, payload);
+        return;
+    }
+    plx_recv_in_order(p, h, payload);
+    if (plx_unlikely(!plx_list_empty(&p->early)))
+        plx_recv_drain_early(p);
+}
+
+/* Where a DATA payload goes: the destination of its first *fit_p bytes
+ * (the rest does not fit a truncated receive). */
+static void *plx_data_place(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, size_t *fit_p)
 {
     struct plx_request *r = (struct plx_request *)(uintptr_t)h->sreq;
-    size_t n = h->len - 8;
-    *fit_p = off < r->st_bytes ? PLX_MIN(n, r->st_bytes - off) : 0;
+    uint64_t off = h->off;
+    *fit_p = off < r->st_bytes ? PLX_MIN(h->len, r->st_bytes - off) : 0;
     return (char *)r->data + off;
 }
 
-void plx_pt2pt_data_placed(const struct plx_hdr *h)
+static void plx_data_placed(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h)
 {
     struct plx_request *r = (struct plx_request *)(uintptr_t)h->sreq;
-    r->rndv_done += h->len - 8;
+    r->rndv_done += h->len;
     if (r->rndv_done == r->rndv_size)
         plx_recv_finish(r);
 }
 
-void plx_pt2pt_dispatch(int lpid, const struct plx_hdr *h, const void *payload)
+static void plx_on_data(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
 {
-    struct plx_request *r;
-    switch (h->type) {
-    case PLX_PKT_EAGER:
-    case PLX_PKT_RTS:
-        plx_recv_matchable(lpid, h, payload);
-        break;
-    case PLX_PKT_SYNC_ACK:
-    case PLX_PKT_FIN:
-        plx_send_done((struct plx_request *)(uintptr_t)h->sreq);
-        break;
-    case PLX_PKT_CTS: {
-        r = (struct plx_request *)(uintptr_t)h->sreq;
-        memcpy(&r->rndv_cookie, payload, sizeof r->rndv_cookie);
-        r->rndv_done = 0;
-        struct plx_peer *p = plx_peer_get(lpid);
-        if (h->flags & PLX_PKT_F_PUSH) {
-            uint64_t cts[3];
-            memcpy(cts, payload, sizeof cts);
-            if (plx_copy_dt_remote(p, 1, r->buf, r->count, r->dt, cts[1], cts[2]) == PLX_OK) {
-                plx_send_ctl(lpid, PLX_PKT_PUT_DONE, 0, 0, r->rndv_cookie, NULL, 0);
-                plx_send_done(r);
-                break;
-            }
-            plx_send_pack(r);   /* cannot write there: stream it instead */
-        }
-        r->sq.kind = PLX_SQ_STREAM;
-        if (!plx_list_empty(&p->sendq) || plx_emit_stream(p, r) != PLX_OK)
-            plx_peer_enqueue(p, &r->sq);
-        else
-            r->sq.kind = 0;
-        break;
-    }
-    case PLX_PKT_DATA: {
-        uint64_t off;
-        memcpy(&off, payload, 8);
-        size_t fit;
-        void *dst = plx_pt2pt_data_dst(h, off, &fit);
-        if (fit)
-            memcpy(dst, (const char *)payload + 8, fit);
-        plx_pt2pt_data_placed(h);
-        break;
-    }
-    case PLX_PKT_PUT_DONE:
-        plx_recv_finish((struct plx_request *)(uintptr_t)h->sreq);
-        break;
-    case PLX_PKT_CANCEL_REQ:
-        plx_recv_cancel_req(lpid, h, payload);
-        break;
-    case PLX_PKT_CANCEL_ANS:
-        r = (struct plx_request *)(uintptr_t)h->sreq;
-        r->cancel_pending = 0;
-        if (h->flags & PLX_PKT_F_CANCELLED) {
-            r->st_cancelled = 1;
-            r->cc = 0;
-            plx_request_complete(r);
-        } else {
+    size_t fit;
+    void *dst = plx_data_place(ifc, lpid, h, &fit);
+    if (fit)
+        memcpy(dst, payload, fit);
+    plx_data_placed(ifc, lpid, h);
+}
+
+static void plx_on_send_done(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
+{
+    plx_send_done((struct plx_request *)(uintptr_t)h->sreq);   /* SYNC_ACK, FIN */
+}
+
+static void plx_on_cts(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
+{
+    struct plx_request *r = (struct plx_request *)(uintptr_t)h->sreq;
+    memcpy(&r->rndv_cookie, payload, sizeof r->rndv_cookie);
+    r->rndv_done = 0;
+    struct plx_peer *p = plx_peer_get(lpid);
+    if (h->flags & PLX_PKT_F_PUSH) {
+        uint64_t cts[3];
+        memcpy(cts, payload, sizeof cts);
+        if (plx_copy_dt_remote(p, 1, r->buf, r->count, r->dt, cts[1], cts[2]) == PLX_OK) {
+            plx_send_ctl(lpid, PLX_PKT_PUT_DONE, 0, 0, r->rndv_cookie, NULL, 0);
             plx_send_done(r);
+            return;
         }
-        break;
-    case PLX_PKT_CREDIT:
-        plx_peer_get(lpid)->credits += h->sreq;
-        break;
-    default:
-        plx_fatal("unknown packet type %d from rank %d", h->type, lpid);
+        plx_send_pack(r);       /* cannot write there: stream it instead */
     }
+    r->comp.cb = plx_stream_comp_done;      /* the pieces of a zero-copy stream, plus a guard */
+    r->comp.count = 1;
+    r->comp.status = PLX_OK;
+    r->sq.kind = PLX_SQ_STREAM;
+    if (!plx_list_empty(&p->sendq) || plx_emit_stream(p, r) != PLX_OK)
+        plx_peer_enqueue(p, &r->sq);
+    else
+        r->sq.kind = 0;
+}
+
+static void plx_on_put_done(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
+{
+    plx_recv_finish((struct plx_request *)(uintptr_t)h->sreq);
+}
+
+static void plx_on_cancel_ans(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
+{
+    struct plx_request *r = (struct plx_request *)(uintptr_t)h->sreq;
+    r->cancel_pending = 0;
+    if (h->flags & PLX_PKT_F_CANCELLED) {
+        r->st_cancelled = 1;
+        r->cc = 0;
+        plx_request_complete(r);
+    } else {
+        plx_send_done(r);
+    }
+}
+
+static void plx_on_credit(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
+{
+    plx_peer_get(lpid)->credits += h->sreq;
+}
+
+static void plx_on_unknown(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
+{
+    plx_fatal("unknown packet type %d from rank %d over %s", h->type, lpid, ifc->name);
+}
+
+void plx_pt2pt_upcalls(struct plx_tp_upcalls *up)
+{
+    memset(up, 0, sizeof *up);
+    for (int t = 0; t < PLX_PKT_TYPE_MAX; t++)
+        up->recv[t] = plx_on_unknown;
+    up->recv[PLX_PKT_EAGER] = plx_on_sequenced;
+    up->recv[PLX_PKT_RTS] = plx_on_sequenced;
+    up->recv[PLX_PKT_CANCEL_REQ] = plx_on_sequenced;
+    up->recv[PLX_PKT_SYNC_ACK] = plx_on_send_done;
+    up->recv[PLX_PKT_FIN] = plx_on_send_done;
+    up->recv[PLX_PKT_CTS] = plx_on_cts;
+    up->recv[PLX_PKT_DATA] = plx_on_data;
+    up->recv[PLX_PKT_PUT_DONE] = plx_on_put_done;
+    up->recv[PLX_PKT_CANCEL_ANS] = plx_on_cancel_ans;
+    up->recv[PLX_PKT_CREDIT] = plx_on_credit;
+    up->place = plx_data_place;
+    up->placed = plx_data_placed;
 }
 
 /* --- failed peers ---------------------------------------------------------- */
@@ -870,7 +1004,7 @@ static void plx_comm_returns_for(void *obj, void *arg)
         s->found = 1;
 }
 
-int plx_pt2pt_peer_failure_returns(int lpid)
+static int plx_pt2pt_peer_failure_returns(int lpid)
 {
     struct plx_fail_scan s = { .lpid = lpid };
     /* the builtin communicators are not in the table's walk */
@@ -1041,4 +1175,20 @@ void plx_pt2pt_peer_failed(int lpid, const char *why)
     struct plx_fail_scan s = { .lpid = lpid, .peer = p };
     plx_obj_foreach(&plx_request_tab, plx_req_fail_if_bound, &s);
     plx_request_foreach_blocked(plx_req_fail_if_bound, &s);
+}
+
+void plx_pt2pt_peer_lost(int lpid, const char *why, int ended)
+{
+    if (plx_pt2pt_peer_failure_returns(lpid)) {
+        plx_pt2pt_peer_failed(lpid, why);
+        return;
+    }
+    if (ended) {
+        /* The peer's process ended: most likely it aborted the job or died,
+         * and the launcher is about to say so and kill us. Give that, the
+         * cause, a moment to be reported first; ours is only the echo. */
+        struct timespec pause = { 1, 500 * 1000 * 1000 };
+        nanosleep(&pause, NULL);
+    }
+    plx_fatal("%s", why);
 }

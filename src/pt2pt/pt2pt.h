@@ -61,32 +61,18 @@ plx_status_t plx_pt2pt_mrecv_start(struct plx_request *r, struct plx_request *ms
 /* Cancel: receives are withdrawn at once; sends ask the receiver. */
 void plx_pt2pt_cancel(struct plx_request *r);
 
-/* Called by transports for every incoming packet. */
-void plx_pt2pt_dispatch(int lpid, const struct plx_hdr *h, const void *payload);
+/* The handlers of every packet type pt2pt receives, and DATA placement,
+ * for the router to hand to the transports (route.c). */
+void plx_pt2pt_upcalls(struct plx_tp_upcalls *up);
 
-/* Receive-side placement of a DATA packet by the transport (instead of
- * dispatch): where its n = h->len - 8 payload bytes at message offset `off`
- * go. Returns the destination of the first *fit_p bytes; the transport
- * discards the remaining n - *fit_p (a truncated receive). Once all n bytes
- * are placed or discarded it calls plx_pt2pt_data_placed(). */
-void *plx_pt2pt_data_dst(const struct plx_hdr *h, uint64_t off, size_t *fit_p);
-void plx_pt2pt_data_placed(const struct plx_hdr *h);
-
-/* A transport has finished with the user memory of a send_zcopy. */
-void plx_pt2pt_zcopy_done(void *cookie);
-
-/* A read_remote that returned PLX_IN_PROGRESS has finished. */
-void plx_pt2pt_read_done(void *cookie, plx_status_t st);
-
-/* Failure of a peer, reported by a transport that lost it for good (its
- * connection broke, or no connect succeeded); `why` names both ranks, the
- * hosts and the address.
+/* Failure of a peer: the router lost its last channel (plx_pt2pt_peer_lost,
+ * declared in route.h), or a transport knows the process is gone; `why`
+ * names both ranks, the hosts and the address.
  *
- * plx_pt2pt_peer_failure_returns(lpid): does some communicator holding that
- * rank have an error handler that returns (MPI_ERRORS_RETURN, a user
- * function)? If not, the transport ends the job with `why` (plx_fatal), as
- * MPI_ERRORS_ARE_FATAL asks. If so, it calls plx_pt2pt_peer_failed() from
- * its poll (never from inside send): every request bound to the peer then
+ * Unless some communicator holding that rank has an error handler that
+ * returns (MPI_ERRORS_RETURN, a user function), the job ends with `why`
+ * (plx_fatal), as MPI_ERRORS_ARE_FATAL asks. If one has, it calls
+ * plx_pt2pt_peer_failed() (from a poll, never from inside send): every request bound to the peer then
  * completes with an error of class MPIX_ERR_PROC_FAILED whose text carries
  * `why`: sends queued or in flight to it, receives posted for it, matched
  * receives still streaming from it, and MPI_ANY_SOURCE receives posted at
@@ -98,7 +84,6 @@ void plx_pt2pt_read_done(void *cookie, plx_status_t st);
  * known then: wildcards then wait for the survivors again (ULFM's rule, as
  * in MPICH). Messages that arrived whole before the failure can still be
  * received. The error's status names the lost member as MPI_SOURCE. */
-int plx_pt2pt_peer_failure_returns(int lpid);
 /* For a probe of c that found nothing from src (a rank or MPI_ANY_SOURCE):
  * the error code it ends with because src (for a wildcard, a member whose
  * failure c has not acknowledged) has failed, else MPI_SUCCESS. With an

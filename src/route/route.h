@@ -1,25 +1,133 @@
 /*
- * Routing: which transport serves a peer. Today: shared memory for ranks on
- * this node (PLEXUS_TRANSPORTS can exclude it); other transports register
- * here as they arrive, and the lowest latency class that reaches the peer
- * wins. Per-size and per-operation rules (PLEXUS_ROUTE) come with them.
+ * The router: which channel carries each packet.
+ *
+ * Components are listed once (route.c); at MPI_Init each one that
+ * PLEXUS_TRANSPORTS allows opens its instances, and every instance gets an
+ * id. A peer's *channels* are the instances that reach it: shared memory
+ * alone for a rank of this node (unless PLEXUS_ROUTE names another
+ * transport), every TCP rail for a rank elsewhere. Per operation class
+ * (point-to-point, collective, RMA) and message size, the rules of
+ * PLEXUS_ROUTE choose one channel or a striped set; the defaults are the
+ * lowest-latency channel, and striping over every rail of that transport for
+ * messages of PLEXUS_ROUTE_STRIPE_MIN bytes and more.
+ *
+ * Channels that can fail on their own (TCP rails, as opposed to shared
+ * memory, which fails only with the peer) get an acknowledgement layer as
+ * soon as a peer has two of them: every packet carries a link sequence
+ * number (hdr.lseq) and the receiver's cumulative acknowledgement
+ * (hdr.ack, piggybacked or sent alone as ACK); a copy of each packet (for a
+ * zero-copy DATA piece: a reference into the sender's buffer, whose send
+ * completes only when acknowledged) is kept until acknowledged, so that
+ * when a channel fails everything it had not delivered goes again on the
+ * others, and the receiver drops what it already has by link sequence
+ * number. Only the loss of the last channel is the loss of the peer.
+ *
+ * A peer with one channel and no acknowledgements is "fast": pt2pt's send
+ * is one indirect call into the transport, as before the router existed.
  */
 #ifndef PLX_ROUTE_H
 #define PLX_ROUTE_H
 
+#include "core/plexus.h"
 #include "transport/transport.h"
 
-/* Transports that initialised and are enabled, lowest latency class first. */
-extern const struct plx_transport_ops *plx_route_transports[4];
-extern int plx_route_ntransports;
+#define PLX_ROUTE_MAX_IFACES 8
+#define PLX_ROUTE_MAX_CHAN 8
 
-/* Adds tp if PLEXUS_TRANSPORTS allows it (empty = all). */
-void plx_route_register(const struct plx_transport_ops *tp);
+/* operation classes of the rules */
+enum { PLX_RC_PT2PT = 1, PLX_RC_COLL = 2, PLX_RC_RMA = 4, PLX_RC_ANY = 7 };
+
+struct plx_chan {
+    struct plx_tp_iface *ifc;
+    int up;                     /* carries packets; 0 after link_failed until link_up */
+    double retry_at;            /* down: when to probe it again */
+    /* PLEXUS_STATS (routed peers; a fast peer's counters are pt2pt's) */
+    uint64_t st_sent_pkts, st_sent_bytes, st_resent_bytes, st_recv_pkts, st_recv_bytes;
+};
+
+struct plx_rel;                 /* acknowledgement state (route.c) */
+
+struct plx_route_peer {
+    int lpid;
+    int nchan;
+    struct plx_chan chan[PLX_ROUTE_MAX_CHAN];
+    struct plx_chan *by_ifc[PLX_ROUTE_MAX_IFACES];   /* channel through instance id, or NULL */
+    struct plx_tp_iface *fast;  /* one channel, no acknowledgements: send straight to it */
+    struct plx_chan *ctl;       /* control packets and, unless the rules say otherwise, small messages */
+    struct plx_rel *rel;        /* acknowledgement layer, or NULL */
+    int lost;                   /* the last channel failed: the peer is lost */
+};
+
+/* Instances open in this process, by id. */
+extern struct plx_tp_iface *plx_route_ifaces[PLX_ROUTE_MAX_IFACES];
+extern int plx_route_nifaces;
+
 int plx_route_enabled(const char *name);
-const struct plx_transport_ops *plx_route_peer(int lpid);
-/* At MPI_Init, once the transports are registered: ends the job, naming
- * both ranks and nodes, if some rank is reached by no transport (instead of
- * a hang later in a barrier that can never complete). O(ranks), no memory. */
-void plx_route_check(void);
+
+/* MPI_Init: parses PLEXUS_ROUTE, publishes the components' cards (before
+ * the card fence) ... */
+plx_status_t plx_route_init_early(int singleton);
+/* ... then, after the fence, opens the instances with the upcalls built
+ * from pt2pt's handlers, and checks that every rank is reached. */
+plx_status_t plx_route_init(void);
+void plx_route_finalize(void);
+
+/* The router's state for world rank lpid, created on first use; its
+ * channels are decided then. NULL never: a peer no instance reaches has
+ * nchan 0. */
+struct plx_route_peer *plx_route_peer(int lpid);
+
+/* Progress: every component's poll, then the router's own work
+ * (acknowledgements owed, channels to probe again). */
+int plx_route_poll(void);
+/* Sleeping: fds of the components (at most max); done after. */
+int plx_route_sleep_prepare(int *fds, int max);
+void plx_route_sleep_done(void);
+int plx_route_cpu_shared(void);
+
+plx_status_t plx_route_send_slow(struct plx_route_peer *rp, int cls, size_t size, const struct plx_hdr *h,
+                                 const struct iovec *iov, int iovcnt);
+
+/* Sends one packet of a message of `size` bytes (0 for control packets) of
+ * class cls. PLX_OK: taken; PLX_BUSY: retry later. */
+static inline plx_status_t plx_route_send(struct plx_route_peer *rp, int cls, size_t size, const struct plx_hdr *h,
+                                          const struct iovec *iov, int iovcnt)
+{
+    struct plx_tp_iface *ifc = rp->fast;
+    if (plx_likely(ifc != NULL))
+        return ifc->ops->send(ifc, rp->lpid, h, iov, iovcnt);
+    return plx_route_send_slow(rp, cls, size, h, iov, iovcnt);
+}
+
+/* Rendezvous DATA of a message of `size` bytes: sends its next piece from
+ * [*done, size) of buf (the sender's packed bytes) as zero-copy DATA packets
+ * headed by h (off and len are set here), each piece counted on `comp`
+ * (count incremented per piece; completed when the piece is written, or
+ * when acknowledged where acknowledgements are on), advancing *done. Returns
+ * PLX_OK when everything is out, PLX_BUSY when the channels are full (call
+ * again later), or PLX_ERR_UNSUPPORTED when no channel of the message sends
+ * zero-copy (the caller streams fragments through plx_route_send). */
+plx_status_t plx_route_send_data(struct plx_route_peer *rp, int cls, size_t size, struct plx_hdr *h, const char *buf,
+                                 size_t *done, struct plx_tp_comp *comp);
+
+/* The instance that reads the peer's memory directly (read_remote and
+ * copy_remote), or NULL. */
+struct plx_tp_iface *plx_route_reader(struct plx_route_peer *rp);
+/* Capabilities that decide pt2pt's protocol with this peer: those of its
+ * control channel. */
+const struct plx_tp_caps *plx_route_caps(struct plx_route_peer *rp);
+
+/* PLEXUS_STATS lines for one peer; pt2pt passes its counters, used for a
+ * fast peer (one channel, where they are the channel's). */
+void plx_route_print_stats(struct plx_route_peer *rp, uint64_t sent, uint64_t sent_bytes, uint64_t recv,
+                           uint64_t recv_bytes);
+
+/* For plexus-info: one line per component (works here or why not) and the
+ * rules in effect. */
+void plx_route_describe(void (*line)(const char *text, void *arg), void *arg);
+
+/* pt2pt, for the loss of a peer's last channel: decides whether the job
+ * ends (no communicator holding it returns errors) or its requests fail. */
+void plx_pt2pt_peer_lost(int lpid, const char *why, int ended);
 
 #endif

@@ -32,7 +32,7 @@ int main(void)
     b.magic = 0x20544547;       /* "GET " */
     T_CHECK(plx_tcp_hello_check(&b, secret, 1, 8, hs) == PLX_TCP_HELLO_BAD_MAGIC, "http garbage");
     b = h;
-    b.version = 2;
+    b.version = PLX_TCP_VERSION + 1;
     T_CHECK(plx_tcp_hello_check(&b, secret, 1, 8, hs) == PLX_TCP_HELLO_BAD_MAGIC, "version");
     T_CHECK(plx_tcp_hello_check(&h, secret, 1, 8, hs + 8) == PLX_TCP_HELLO_BAD_MAGIC, "header size");
 

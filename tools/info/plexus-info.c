@@ -4,22 +4,13 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <sys/statvfs.h>
-#include <sys/uio.h>
-#include <unistd.h>
 #include "core/config.h"
 #include "route/route.h"
-#include "transport/tcp/tcp.h"
 
-static const char *plx_info_cma(void)
+static void plx_info_line(const char *text, void *arg)
 {
-    /* a read of our own memory tells whether the syscall exists at all;
-     * whether peers may read each other is probed at MPI_Init */
-    int x = 42, y = 0;
-    struct iovec l = { &y, sizeof y }, r = { &x, sizeof x };
-    return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)sizeof x && y == 42
-               ? "single-copy (process_vm_readv) available"
-               : "process_vm_readv unavailable: pipelined copy";
+    (void)arg;
+    printf("%s\n", text);
 }
 
 int main(int argc, char **argv)
@@ -36,18 +27,7 @@ int main(int argc, char **argv)
     printf("Plexus %s (MPI 3.1, MPICH ABI: libmpi.so.12)\n", PLX_VERSION_STRING);
     printf("build: %s, prefix %s, compiled %s %s\n", PLX_BUILD_TYPE, PLX_PREFIX, __DATE__, __TIME__);
     printf("\ntransports:\n");
-    struct statvfs v;
-    if (statvfs("/dev/shm", &v) == 0)
-        printf("  shm   usable: /dev/shm has %llu MiB free; %s\n",
-               (unsigned long long)v.f_bavail * v.f_frsize >> 20, plx_info_cma());
-    else
-        printf("  shm   NOT usable: /dev/shm is missing\n");
-    char tcp[1024];
-    if (plx_tcp_probe(tcp, sizeof tcp))
-        printf("  tcp   usable: %s%s\n", tcp,
-               plx_route_enabled("tcp") ? "" : " (but PLEXUS_TRANSPORTS leaves it out)");
-    else
-        printf("  tcp   NOT usable: %s\n", tcp);
+    plx_route_describe(plx_info_line, NULL);
     printf("\nsettings (environment variables):\n");
     for (size_t i = 0; i < plx_nsettings; i++) {
         char val[300];

@@ -61,7 +61,6 @@
 #include "core/request.h"
 #include "core/runtime.h"
 #include "pm/pm.h"
-#include "pt2pt/pt2pt.h"
 #include "transport/shm/ring.h"
 #include "transport/shm/shm.h"
 
@@ -108,7 +107,7 @@ struct plx_shm_coop {
     char *local;
     uint64_t remote;
     size_t len, chunk;
-    void *cookie;
+    struct plx_tp_comp *comp;   /* the reader's completion */
     plx_status_t st;                   /* first error of the reader's copies */
 };
 
@@ -139,7 +138,10 @@ static struct {
     /* PLEXUS_STATS */
     uint64_t st_reads, st_shared, st_read_bytes, st_helped_bytes;
     char name[300];
+    const struct plx_tp_upcalls *up;
 } plx_shm;
+
+static struct plx_tp_iface plx_shm_ifc;
 
 static const uint64_t plx_shm_probe_word = 0x706c65787573636dull;
 
@@ -168,17 +170,13 @@ static void plx_shm_ring_bell(struct plx_shm_peer *p)
     (void)sendto(plx_shm.bell_fd, &b, 1, MSG_DONTWAIT, (struct sockaddr *)&p->bell, p->bell_len);
 }
 
-static int plx_shm_reaches(int lpid)
+static int plx_shm_reaches(struct plx_tp_iface *ifc, int lpid)
 {
     return plx_shm.local_of_lpid && lpid >= 0 && lpid < plx_procs.n && plx_shm.local_of_lpid[lpid] >= 0;
 }
 
-static size_t plx_shm_max_packet(void)
-{
-    return sizeof(struct plx_hdr) + plx_ring_max_payload(plx_shm.ring_size);
-}
-
-static plx_status_t plx_shm_send(int lpid, const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt)
+static plx_status_t plx_shm_send(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *hdr,
+                                 const struct iovec *iov, int iovcnt)
 {
     struct plx_shm_peer *p = &plx_shm.peers[plx_shm.local_of_lpid[lpid]];
     plx_status_t st = plx_ring_write(&p->out, hdr, iov, iovcnt);
@@ -292,7 +290,8 @@ static void plx_shm_coop_help(struct plx_shm_peer *p, const struct plx_shm_help 
 
 /* Starts a shared read when it is large enough and a slot and ring room
  * are free; -1 otherwise (the caller reads alone). */
-static int plx_shm_coop_start(struct plx_shm_peer *p, void *local, uint64_t remote, size_t len, void *cookie)
+static int plx_shm_coop_start(struct plx_shm_peer *p, void *local, uint64_t remote, size_t len,
+                              struct plx_tp_comp *comp)
 {
     /* Not for up to 1 MiB while this process's own large sends wait to be
      * read: in an exchange (Sendrecv, Alltoall, Allgather) the peer is
@@ -314,7 +313,7 @@ static int plx_shm_coop_start(struct plx_shm_peer *p, void *local, uint64_t remo
     c->local = local;
     c->remote = remote;
     c->len = len;
-    c->cookie = cookie;
+    c->comp = comp;
     c->st = PLX_OK;
     struct plx_shm_coop_slot *s = &plx_shm.my_seg->coop[slot];
     atomic_store_explicit(&s->done, 0, memory_order_relaxed);
@@ -324,18 +323,19 @@ static int plx_shm_coop_start(struct plx_shm_peer *p, void *local, uint64_t remo
                                  .len = len, .dst = (uint64_t)(uintptr_t)local, .src = remote };
     struct plx_hdr h = { .type = PLX_SHM_PKT_HELP, .len = sizeof help };
     struct iovec iov = { &help, sizeof help };
-    if (plx_shm_send(p->lpid, &h, &iov, 1) != PLX_OK)
+    if (plx_shm_send(&plx_shm_ifc, p->lpid, &h, &iov, 1) != PLX_OK)
         return -1;
     plx_shm.coop_free &= ~(1u << slot);
     return slot;
 }
 
-static plx_status_t plx_shm_read_remote(int lpid, void *local, uint64_t remote_addr, size_t len, void *cookie)
+static plx_status_t plx_shm_read_remote(struct plx_tp_iface *ifc, int lpid, void *local, uint64_t remote_addr,
+                                        size_t len, struct plx_tp_comp *comp)
 {
     if (!plx_shm.cma)
         return PLX_ERR_UNSUPPORTED;
     struct plx_shm_peer *p = &plx_shm.peers[plx_shm.local_of_lpid[lpid]];
-    int slot = plx_shm_coop_start(p, local, remote_addr, len, cookie);
+    int slot = plx_shm_coop_start(p, local, remote_addr, len, comp);
     plx_status_t st;
     plx_shm.st_reads++;
     if (slot >= 0) {
@@ -359,8 +359,8 @@ static plx_status_t plx_shm_read_remote(int lpid, void *local, uint64_t remote_a
 /* A scattered copy (non-contiguous datatypes): the local iovecs, in
  * order, against one remote range. A short transfer resumes where it
  * stopped. */
-static plx_status_t plx_shm_copy_remote(int lpid, int write, const struct iovec *local, int niov, uint64_t remote,
-                                        size_t len)
+static plx_status_t plx_shm_copy_remote(struct plx_tp_iface *ifc, int lpid, int write, const struct iovec *local,
+                                        int niov, uint64_t remote, size_t len)
 {
     if (!plx_shm.cma)
         return PLX_ERR_UNSUPPORTED;
@@ -392,7 +392,7 @@ static plx_status_t plx_shm_copy_remote(int lpid, int write, const struct iovec 
                 local = &first;
             } else {
                 /* rare: finish this iovec alone, then go on with the rest */
-                plx_status_t st = plx_shm_copy_remote(lpid, write, &first, 1, remote + done, first.iov_len);
+                plx_status_t st = plx_shm_copy_remote(ifc, lpid, write, &first, 1, remote + done, first.iov_len);
                 if (st != PLX_OK)
                     return PLX_ERR_IO;
                 done += first.iov_len;
@@ -412,7 +412,7 @@ static int plx_shm_coop_progress(void)
         int slot = __builtin_ctz(act);
         plx_status_t st = plx_shm_coop_run(slot);
         if (st != PLX_IN_PROGRESS) {
-            plx_pt2pt_read_done(plx_shm.coop[slot].cookie, st);
+            plx_tp_comp_done(plx_shm.coop[slot].comp, st);
             work++;
         }
     }
@@ -433,7 +433,7 @@ static int plx_shm_poll(void)
             if (plx_unlikely(h->type == PLX_SHM_PKT_HELP))
                 plx_shm_coop_help(p, plx_ring_payload(h));
             else
-                plx_pt2pt_dispatch(p->lpid, h, plx_ring_payload(h));
+                plx_shm.up->recv[h->type](&plx_shm_ifc, p->lpid, h, plx_ring_payload(h));
             plx_ring_consume(&p->in, h);
             work++;
         } while ((h = plx_ring_peek(&p->in)) != NULL);
@@ -635,7 +635,7 @@ static int64_t plx_shm_align_setting(void)
     return 0;
 }
 
-plx_status_t plx_shm_init(void)
+static plx_status_t plx_shm_init(void)
 {
     plx_status_t st;
     int64_t align = plx_shm_align_setting();
@@ -704,14 +704,70 @@ plx_status_t plx_shm_init(void)
     return PLX_OK;
 }
 
-const struct plx_transport_ops plx_shm_ops = {
-    .name = "shm",
-    .latency_class = 0,
+static const struct plx_tp_ops plx_shm_ops = {
     .reaches = plx_shm_reaches,
     .send = plx_shm_send,
-    .max_packet = plx_shm_max_packet,
     .read_remote = plx_shm_read_remote,
     .copy_remote = plx_shm_copy_remote,
+};
+
+/* The one instance: the node's shared memory. */
+static plx_status_t plx_shm_open(const struct plx_tp_upcalls *up, int needed, struct plx_tp_iface **ifcs, int max,
+                                 int *n)
+{
+    *n = 0;
+    plx_status_t st = plx_shm_init();
+    if (st != PLX_OK)
+        return st;
+    plx_shm.up = up;
+    struct plx_tp_iface *ifc = &plx_shm_ifc;
+    memset(ifc, 0, sizeof *ifc);
+    ifc->ops = &plx_shm_ops;
+    ifc->comp = &plx_shm_component;
+    snprintf(ifc->name, sizeof ifc->name, "shm");
+    snprintf(ifc->detail, sizeof ifc->detail, "%d ranks on this node", plx_shm.nlocal);
+    ifc->caps = (struct plx_tp_caps){
+        .max_packet = sizeof(struct plx_hdr) + plx_ring_max_payload(plx_shm.ring_size),
+        .max_iov = 64,
+        .eager_max = plx_config.shm_eager_max,
+        .eager_credit = plx_config.shm_eager_credit,
+        .flags = PLX_TP_ORDERED | PLX_TP_RELIABLE | PLX_TP_FATE_SHARED | PLX_TP_READ,
+        .latency_class = 0,
+        .bw_class = 2,
+    };
+    ifcs[0] = ifc;
+    *n = max > 0;
+    return PLX_OK;
+}
+
+static const char *plx_shm_cma_here(void)
+{
+    /* a read of our own memory tells whether the syscall exists at all;
+     * whether peers may read each other is probed at MPI_Init */
+    int x = 42, y = 0;
+    struct iovec l = { &y, sizeof y }, r = { &x, sizeof x };
+    return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)sizeof x && y == 42
+               ? "single-copy (process_vm_readv) available"
+               : "process_vm_readv unavailable: pipelined copy";
+}
+
+static int plx_shm_query(char *msg, size_t len)
+{
+    struct statvfs v;
+    if (statvfs("/dev/shm", &v) != 0) {
+        snprintf(msg, len, "/dev/shm is missing");
+        return 0;
+    }
+    snprintf(msg, len, "/dev/shm has %llu MiB free; %s", (unsigned long long)v.f_bavail * v.f_frsize >> 20,
+             plx_shm_cma_here());
+    return 1;
+}
+
+const struct plx_tp_component plx_shm_component = {
+    .name = "shm",
+    .flags = PLX_TP_FATE_SHARED,
+    .query = plx_shm_query,
+    .open = plx_shm_open,
     .poll = plx_shm_poll,
     .sleep_prepare = plx_shm_sleep_prepare,
     .sleep_done = plx_shm_sleep_done,

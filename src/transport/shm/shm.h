@@ -8,10 +8,8 @@
 
 #include "transport/transport.h"
 
-extern const struct plx_transport_ops plx_shm_ops;
-
-/* Collective over the node's processes (uses PM fences): creates, maps and
- * unlinks the segments. */
-plx_status_t plx_shm_init(void);
+/* The component. Its open() is collective over the node's processes (PM
+ * fences): it creates, maps and unlinks the segments. One instance. */
+extern const struct plx_tp_component plx_shm_component;
 
 #endif

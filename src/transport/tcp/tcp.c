@@ -76,6 +76,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -86,7 +88,6 @@
 #include "core/runtime.h"
 #include "pm/pm.h"
 #include "progress/progress.h"
-#include "pt2pt/pt2pt.h"
 #include "transport/tcp/iface.h"
 #include "transport/tcp/tcp.h"
 #include "transport/tcp/tcp_wire.h"
@@ -104,6 +105,7 @@
 #define PLX_TCP_RETRY_WRITES_MAX 4      /* full sockets retried on every poll; more: EPOLLOUT only */
 #define PLX_TCP_SEND_COPY_MAX 512      /* packets up to this size are copied together and written with send() */
 #define PLX_TCP_REFUSALS_WARNED 8       /* refused strangers always logged; the rest at PLEXUS_DEBUG=1 */
+#define PLX_TCP_MAX_RAILS 4
 
 enum plx_tcp_conn_state {
     PLX_TCP_C_CONNECTING = 1,           /* ours: connect() in progress */
@@ -115,10 +117,13 @@ enum plx_tcp_conn_state {
 
 enum plx_tcp_rx_state { PLX_TCP_RX_HDR, PLX_TCP_RX_PAYLOAD, PLX_TCP_RX_DIRECT, PLX_TCP_RX_DISCARD };
 
+struct plx_tcp_peer;
+
 struct plx_tcp_conn {
     int fd;
     int state;
     int lpid;                           /* -1: accepted, hello not read yet */
+    struct plx_tcp_peer *peer;          /* NULL until then */
     uint32_t events;                    /* current epoll interest */
     int in_epoll;                       /* 0 while hot and out of the set, or before registration */
     unsigned hot_hits;                  /* reads with data since it became hot or rejoined the set */
@@ -135,7 +140,7 @@ struct plx_tcp_conn {
     size_t hs_got;
     /* receiving (OPEN) */
     int rx;
-    uint8_t rhdr[PLX_TCP_HDR + 8];      /* header, and the offset of DATA */
+    uint8_t rhdr[PLX_TCP_HDR];          /* a header cut by the end of a read */
     size_t rhdr_got;
     struct plx_hdr rh;                  /* valid once rhdr_got >= PLX_TCP_HDR */
     char *rbuf;                         /* PAYLOAD: own buffer (or NULL); DIRECT: user memory */
@@ -147,7 +152,7 @@ struct plx_tcp_conn {
 /* A packet (or the rest of one) waiting to be written. */
 struct plx_tcp_sbuf {
     struct plx_list link;
-    void *cookie;                       /* zero copy: pt2pt's cookie, reported once written */
+    struct plx_tp_comp *comp;           /* zero copy: completed once written */
     const char *zc;                     /* zero copy: user bytes, written after data[] */
     size_t zc_len;
     size_t copied;                      /* bytes in data[] */
@@ -162,11 +167,13 @@ enum plx_tcp_peer_state {
     PLX_TCP_P_WAIT_PEER,                /* our attempt lost the tie-break: theirs comes */
     PLX_TCP_P_OPEN,
     PLX_TCP_P_CLOSED,                   /* the peer said BYE and closed */
-    PLX_TCP_P_FAILED,                   /* lost for good; errors go to the requests (pt2pt) */
 };
+
+struct plx_tcp_rail;
 
 struct plx_tcp_peer {
     int lpid;
+    struct plx_tcp_rail *rail;
     int state;
     struct plx_tcp_conn *conn;
     struct plx_list sq;                 /* struct plx_tcp_sbuf, in order */
@@ -183,15 +190,28 @@ struct plx_tcp_peer {
     double wait_deadline;               /* WAIT_PEER */
     struct plx_list wait_link;
     char tried[600];
-    /* FAILED: what happened, reported to pt2pt from the next poll */
+    /* the link broke: what happened, reported to the router from the next poll */
     struct plx_list fail_link;
     char *fail_why;
+    int fail_ended;
+};
+
+/* One rail: an instance of the component. Its connections go out from one
+ * local interface (bound to its address) to the peer's address in the same
+ * subnet; rails over loopback (PLEXUS_TCP_RAILS to ranks of this node) are
+ * told apart by the rail number in the handshake. */
+struct plx_tcp_rail {
+    struct plx_tp_iface ifc;
+    int index;
+    int has_addr;                       /* bound to addr (an interface); else any/loopback */
+    struct plx_tcp_ifaddr addr;
+    struct plx_tcp_peer **peers;        /* by world rank, allocated on first use */
 };
 
 struct plx_tcp_selfpkt {
     struct plx_list link;
     struct plx_hdr h;
-    void *cookie;                       /* zero copy DATA: payload is the offset, data at zc */
+    struct plx_tp_comp *comp;           /* zero copy DATA: the data is at zc */
     const char *zc;
     size_t plen;
     uint64_t payload[];
@@ -214,7 +234,10 @@ static struct {
     int nmy;
     double timeout;
     size_t eager_max, credit, sendq_max;
-    struct plx_tcp_peer **peers;        /* by world rank, allocated on first use */
+    struct plx_tcp_rail rails[PLX_TCP_MAX_RAILS];
+    int nrails;                         /* to ranks on other nodes */
+    int nlo_rails;                      /* to ranks of this node (loopback) */
+    const struct plx_tp_upcalls *up;
     struct plx_list handshaking;        /* conns in a handshake state */
     int naccepting;
     int nrefused;
@@ -227,7 +250,7 @@ static struct {
     int nwblocked;
     struct plx_list zombies;            /* DEAD conns to free after the epoll batch */
     struct plx_list selfq;
-    void **zc_done;                     /* completed zero-copy cookies to report */
+    struct plx_tp_comp **zc_done;       /* completed zero-copy writes to report */
     size_t nzc_done, zc_cap;
     char *rxbuf;
     size_t rxcap;
@@ -268,18 +291,19 @@ static void plx_tcp_sockaddr_str(const struct sockaddr_storage *ss, char *buf, s
 
 /* --- peers, cards, messages ------------------------------------------------ */
 
-static struct plx_tcp_peer *plx_tcp_peer_get(int lpid)
+static struct plx_tcp_peer *plx_tcp_peer_get(struct plx_tcp_rail *rail, int lpid)
 {
-    struct plx_tcp_peer *p = plx_tcp.peers[lpid];
+    struct plx_tcp_peer *p = rail->peers[lpid];
     if (plx_likely(p))
         return p;
     p = plx_calloc(1, sizeof *p);
     p->lpid = lpid;
+    p->rail = rail;
     plx_list_init(&p->sq);
     plx_list_init(&p->wait_link);
     plx_list_init(&p->fail_link);
     plx_list_init(&p->wb_link);
-    plx_tcp.peers[lpid] = p;
+    rail->peers[lpid] = p;
     return p;
 }
 
@@ -327,7 +351,8 @@ static void plx_tcp_who(int lpid, char *buf, size_t len)
         return;
     }
     char why[256];
-    const struct plx_tcp_card *c = lpid >= 0 ? plx_tcp_peer_card(plx_tcp_peer_get(lpid), why, sizeof why) : NULL;
+    const struct plx_tcp_card *c =
+        lpid >= 0 ? plx_tcp_peer_card(plx_tcp_peer_get(&plx_tcp.rails[0], lpid), why, sizeof why) : NULL;
     snprintf(buf, len, "rank %d (host %s)", lpid, c ? c->host : "unknown");
 }
 
@@ -335,17 +360,20 @@ static void plx_tcp_fin_close(struct plx_tcp_peer *p);
 static void plx_tcp_conn_close(struct plx_tcp_conn *c);
 static void plx_tcp_sbuf_free(struct plx_tcp_sbuf *b);
 
-/* The peer is lost for good and some communicator holding it returns
- * errors: close, drop what is queued (zero-copy cookies are not reported:
- * pt2pt fails those sends), and report it from the next poll. Callable from
- * inside send: nothing of pt2pt runs here. */
-static void plx_tcp_peer_fail(struct plx_tcp_peer *p, const char *why)
+/* The link to the peer broke: close, drop what is queued (zero-copy
+ * writes are not reported: the router sends again what it needs, or pt2pt
+ * fails the sends), back to IDLE so that a later send connects again, and
+ * report it to the router from the next poll. Callable from inside send:
+ * nothing above runs here. */
+static void plx_tcp_link_fail(struct plx_tcp_peer *p, const char *why, int ended)
 {
-    if (p->state == PLX_TCP_P_FAILED)
-        return;
     plx_list_remove(&p->wait_link);
-    if (p->conn)
+    if (p->conn) {
+        /* an abortive close: nothing still in the socket goes out later */
+        struct linger lg = { 1, 0 };
+        setsockopt(p->conn->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
         plx_tcp_conn_close(p->conn);
+    }
     p->conn = NULL;
     plx_tcp_unblock(p);
     while (!plx_list_empty(&p->sq)) {
@@ -354,17 +382,19 @@ static void plx_tcp_peer_fail(struct plx_tcp_peer *p, const char *why)
         plx_tcp_sbuf_free(b);
     }
     p->sq_copied = 0;
-    p->state = PLX_TCP_P_FAILED;
-    free(p->fail_why);
-    p->fail_why = plx_strdup(why);
-    plx_list_push_back(&plx_tcp.failed, &p->fail_link);
+    p->state = PLX_TCP_P_IDLE;
+    if (plx_list_empty(&p->fail_link)) {
+        free(p->fail_why);
+        p->fail_why = plx_strdup(why);
+        p->fail_ended = ended;
+        plx_list_push_back(&plx_tcp.failed, &p->fail_link);
+    }
 }
 
-/* The connection broke: an MPI error of the requests bound to the peer when
- * a communicator holding it returns errors, else the end of the job; either
- * way naming both ranks, hosts and the address. `ended`: the peer closed or
- * reset the connection (its process is gone), as opposed to a timeout or a
- * corrupt stream. Returns only in the first case. */
+/* The connection broke: the router hears of it (it fails over to another
+ * rail, or the peer is lost), naming both ranks, hosts, the rail and the
+ * address. `ended`: the peer closed or reset the connection (its process
+ * may be gone), as opposed to a timeout or a corrupt stream. */
 static void plx_tcp_peer_lost(struct plx_tcp_peer *p, const char *what, int ended)
 {
     char me[128], him[128], addr[80] = "", msg[1024];
@@ -374,20 +404,10 @@ static void plx_tcp_peer_lost(struct plx_tcp_peer *p, const char *what, int ende
         plx_fatal("tcp: %s sends to %s, which has already finalized", me, him);
     if (p->conn)
         plx_tcp_sockaddr_str(&p->conn->addr, addr, sizeof addr);
-    snprintf(msg, sizeof msg, "tcp: connection between %s and %s at %s lost: %s. The peer process died, or "
-             "its host or the network between them went down", me, him, addr[0] ? addr : "?", what);
-    if (plx_pt2pt_peer_failure_returns(p->lpid)) {
-        plx_tcp_peer_fail(p, msg);
-        return;
-    }
-    if (ended) {
-        /* The peer's process ended: most likely it aborted the job or died,
-         * and the launcher is about to say so and kill us. Give that, the
-         * cause, a moment to be reported first; ours is only the echo. */
-        struct timespec pause = { 1, 500 * 1000 * 1000 };
-        nanosleep(&pause, NULL);
-    }
-    plx_fatal("%s", msg);
+    snprintf(msg, sizeof msg, "tcp: connection between %s and %s at %s (%s) lost: %s. The peer process died, or "
+             "its host or the network between them went down", me, him, addr[0] ? addr : "?", p->rail->ifc.name,
+             what);
+    plx_tcp_link_fail(p, msg, ended);
 }
 
 /* --- epoll and connections ---------------------------------------------------- */
@@ -417,9 +437,11 @@ static void plx_tcp_sock_opts(int fd)
      * it on an idle connection, the user timeout when data stays unacked;
      * both within PLEXUS_TCP_PEER_TIMEOUT (idle T/2, then 3 probes T/6 apart). */
     int t = plx_config.tcp_peer_timeout;
+    if (plx_tcp.nrails > 1 && plx_config.tcp_rail_timeout > 0)
+        t = plx_config.tcp_rail_timeout;    /* a silent rail fails over quickly */
     if (t <= 0)
         return;
-    int idle = PLX_MAX(1, t / 2), intvl = PLX_MAX(1, t / 6), cnt = 3;
+    int idle = PLX_MAX(1, t / 2), intvl = PLX_MAX(1, t / 4), cnt = 2;
     unsigned utimeout = (unsigned)t * 1000u;
     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
@@ -514,7 +536,7 @@ static struct plx_tcp_sbuf *plx_tcp_sbuf_new(size_t copied)
         b->cap = cap;
     }
     plx_list_init(&b->link);
-    b->cookie = NULL;
+    b->comp = NULL;
     b->zc = NULL;
     b->zc_len = 0;
     b->copied = copied;
@@ -534,9 +556,10 @@ static void plx_tcp_sbuf_free(struct plx_tcp_sbuf *b)
 
 /* Copies v[], skipping its first `skip` bytes, into a new queue entry; a
  * zero-copy packet keeps its last entry by reference. */
-static void plx_tcp_enqueue(struct plx_tcp_peer *p, const struct iovec *v, int n, size_t skip, void *cookie)
+static void plx_tcp_enqueue(struct plx_tcp_peer *p, const struct iovec *v, int n, size_t skip,
+                            struct plx_tp_comp *comp)
 {
-    int ncopy = cookie ? n - 1 : n;
+    int ncopy = comp ? n - 1 : n;
     size_t copied = 0;
     for (int i = 0; i < ncopy; i++)
         copied += v[i].iov_len;
@@ -552,9 +575,9 @@ static void plx_tcp_enqueue(struct plx_tcp_peer *p, const struct iovec *v, int n
         }
         pos += len;
     }
-    if (cookie) {
+    if (comp) {
         size_t zskip = skip - cskip;
-        b->cookie = cookie;
+        b->comp = comp;
         b->zc = (const char *)v[n - 1].iov_base + zskip;
         b->zc_len = v[n - 1].iov_len - zskip;
     }
@@ -562,15 +585,15 @@ static void plx_tcp_enqueue(struct plx_tcp_peer *p, const struct iovec *v, int n
     plx_list_push_back(&p->sq, &b->link);
 }
 
-static void plx_tcp_zc_done_push(void *cookie)
+static void plx_tcp_zc_done_push(struct plx_tp_comp *comp)
 {
     if (plx_tcp.nzc_done == plx_tcp.zc_cap) {
         plx_tcp.zc_cap = plx_tcp.zc_cap ? 2 * plx_tcp.zc_cap : 64;
-        plx_tcp.zc_done = realloc(plx_tcp.zc_done, plx_tcp.zc_cap * sizeof(void *));
+        plx_tcp.zc_done = realloc(plx_tcp.zc_done, plx_tcp.zc_cap * sizeof *plx_tcp.zc_done);
         if (!plx_tcp.zc_done)
             plx_fatal("tcp: out of memory");
     }
-    plx_tcp.zc_done[plx_tcp.nzc_done++] = cookie;
+    plx_tcp.zc_done[plx_tcp.nzc_done++] = comp;
 }
 
 static void plx_tcp_fin_close(struct plx_tcp_peer *p);
@@ -665,8 +688,8 @@ static int plx_tcp_flush(struct plx_tcp_peer *p)
             left -= rem;
             plx_list_remove(&b->link);
             p->sq_copied -= b->copied;
-            if (b->cookie)
-                plx_tcp_zc_done_push(b->cookie);
+            if (b->comp)
+                plx_tcp_zc_done_push(b->comp);
             plx_tcp_sbuf_free(b);
         }
         if (w < want) {
@@ -708,17 +731,13 @@ static void plx_tcp_connect_failed(struct plx_tcp_peer *p, const char *why)
     plx_tcp_who(plx_procs.my_lpid, me, sizeof me);
     plx_tcp_who(p->lpid, him, sizeof him);
     int len = snprintf(msg, sizeof msg,
-                       "tcp: %s cannot connect to %s: %s%s%s. Check that the hosts reach each other at these "
+                       "tcp: %s cannot connect to %s over %s: %s%s%s. Check that the hosts reach each other at these "
                        "addresses; PLEXUS_IFACES chooses the interfaces, PLEXUS_TCP_PORTS the ports (firewalls), "
                        "PLEXUS_TCP_CONNECT_TIMEOUT the time allowed",
-                       me, him, why, p->tried[0] ? "; tried " : "", p->tried);
+                       me, him, p->rail->ifc.name, why, p->tried[0] ? "; tried " : "", p->tried);
     if (len >= (int)sizeof msg)
         plx_debug(1, "tcp: the connect failure message was cut at %zu bytes", sizeof msg - 1);
-    if (plx_pt2pt_peer_failure_returns(p->lpid)) {
-        plx_tcp_peer_fail(p, msg);
-        return;
-    }
-    plx_fatal("%s", msg);
+    plx_tcp_link_fail(p, msg, 0);
 }
 
 static void plx_tcp_send_hello(struct plx_tcp_peer *p, struct plx_tcp_conn *c)
@@ -730,6 +749,7 @@ static void plx_tcp_send_hello(struct plx_tcp_peer *p, struct plx_tcp_conn *c)
         .src = plx_procs.my_lpid,
         .dst = p->lpid,
         .size = (uint32_t)plx_procs.n,
+        .rail = (uint32_t)p->rail->index,
     };
     memcpy(h.secret, plx_tcp.secret, 16);
     /* A new socket's send buffer is empty: 40 bytes always fit at once. */
@@ -775,7 +795,15 @@ static void plx_tcp_try_next(struct plx_tcp_peer *p)
             continue;
         }
         plx_tcp_sock_opts(fd);
+        if (p->rail->has_addr && a->family == p->rail->addr.a.family) {
+            /* out through this rail's interface */
+            struct sockaddr_storage me;
+            socklen_t melen = plx_tcp_ip_sockaddr(&p->rail->addr.a, 0, &me);
+            if (bind(fd, (struct sockaddr *)&me, melen) != 0)
+                plx_debug(1, "tcp: %s: cannot bind to its address: %s", p->rail->ifc.name, strerror(errno));
+        }
         struct plx_tcp_conn *c = plx_tcp_conn_new(fd, PLX_TCP_C_CONNECTING, p->lpid);
+        c->peer = p;
         c->addr = ss;
         c->addrlen = len;
         p->conn = c;
@@ -810,6 +838,49 @@ static int plx_tcp_near(const struct plx_tcp_ipaddr *a)
     return 0;
 }
 
+/* The addresses of card c that rail r tries, in order, into out (room for
+ * 2 + PLX_TCP_CARD_MAX_ADDRS); returns how many. To a rank of this node:
+ * loopback first, then the others (rail 0), or loopback only (the other
+ * loopback rails). Elsewhere, a rail bound to an interface tries the peer's
+ * addresses in that interface's subnet; if no rail shares a subnet with the
+ * peer (a routed network), rail 0 tries them all, nearest first. */
+static int plx_tcp_rail_cands(const struct plx_tcp_rail *r, int lpid, const struct plx_tcp_card *c,
+                              struct plx_tcp_ipaddr *out)
+{
+    int n = 0;
+    if (plx_procs.p[lpid].node_id == plx_procs.my_node) {
+        if (r->index >= plx_tcp.nlo_rails)
+            return 0;
+        for (int i = 0; i < c->nlo; i++)
+            out[n++] = c->lo[i];
+        if (r->index > 0 && n)
+            return n;
+        for (int near = 1; near >= 0; near--)
+            for (int i = 0; i < c->naddr; i++)
+                if (plx_tcp_near(&c->addr[i]) == near)
+                    out[n++] = c->addr[i];
+        return n;
+    }
+    int shared = 0;
+    for (int k = 0; k < plx_tcp.nrails; k++) {
+        const struct plx_tcp_rail *o = &plx_tcp.rails[k];
+        for (int i = 0; o->has_addr && i < c->naddr; i++) {
+            if (!plx_tcp_ip_in_cidr(&c->addr[i], &o->addr.a, o->addr.prefix))
+                continue;
+            shared = 1;
+            if (o == r)
+                out[n++] = c->addr[i];
+        }
+    }
+    if (shared || r->index != 0)
+        return n;
+    for (int near = 1; near >= 0; near--)
+        for (int i = 0; i < c->naddr; i++)
+            if (plx_tcp_near(&c->addr[i]) == near)
+                out[n++] = c->addr[i];
+    return n;
+}
+
 static void plx_tcp_connect_start(struct plx_tcp_peer *p)
 {
     char why[300];
@@ -818,18 +889,12 @@ static void plx_tcp_connect_start(struct plx_tcp_peer *p)
         plx_tcp_connect_failed(p, why);
         return;
     }
-    p->ncand = 0;
-    if (plx_procs.p[p->lpid].node_id == plx_procs.my_node)
-        for (int i = 0; i < c->nlo; i++)
-            p->cand[p->ncand++] = c->lo[i];
-    for (int near = 1; near >= 0; near--)
-        for (int i = 0; i < c->naddr; i++)
-            if (plx_tcp_near(&c->addr[i]) == near)
-                p->cand[p->ncand++] = c->addr[i];
+    p->ncand = plx_tcp_rail_cands(p->rail, p->lpid, c, p->cand);
     p->next_cand = 0;
     p->tried[0] = 0;
     p->connect_deadline = plx_tcp_now() + plx_tcp.timeout;
-    plx_debug(2, "tcp: connecting to rank %d (host %s, %d addresses)", p->lpid, c->host, p->ncand);
+    plx_debug(2, "tcp: %s: connecting to rank %d (host %s, %d addresses)", p->rail->ifc.name, p->lpid, c->host,
+              p->ncand);
     plx_tcp_try_next(p);
 }
 
@@ -840,6 +905,7 @@ static void plx_tcp_peer_open(struct plx_tcp_peer *p, struct plx_tcp_conn *c)
         plx_tcp.naccepting--;
     c->state = PLX_TCP_C_OPEN;
     c->lpid = p->lpid;
+    c->peer = p;
     c->rx = PLX_TCP_RX_HDR;
     c->rhdr_got = 0;
     p->conn = c;
@@ -850,15 +916,16 @@ static void plx_tcp_peer_open(struct plx_tcp_peer *p, struct plx_tcp_conn *c)
     if (plx_log_debug >= 2) {
         char a[80];
         plx_tcp_sockaddr_str(&c->addr, a, sizeof a);
-        plx_debug(2, "tcp: connection with rank %d open (%s)", p->lpid, a);
+        plx_debug(2, "tcp: %s: connection with rank %d open (%s)", p->rail->ifc.name, p->lpid, a);
     }
+    plx_tcp.up->link_up(&p->rail->ifc, p->lpid);
     plx_tcp_flush(p);
 }
 
 /* Our connection is writable: connected, or failed. */
 static void plx_tcp_on_connected(struct plx_tcp_conn *c)
 {
-    struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
+    struct plx_tcp_peer *p = c->peer;
     int err = 0;
     socklen_t el = sizeof err;
     getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el);
@@ -875,7 +942,7 @@ static void plx_tcp_on_connected(struct plx_tcp_conn *c)
 /* The acceptor answered our hello. */
 static void plx_tcp_on_ack(struct plx_tcp_conn *c)
 {
-    struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
+    struct plx_tcp_peer *p = c->peer;
     ssize_t r = recv(c->fd, c->hs.b + c->hs_got, sizeof c->hs.ack - c->hs_got, 0);
     if (r < 0 && (errno == EAGAIN || errno == EINTR))
         return;
@@ -944,6 +1011,38 @@ static void plx_tcp_answer(struct plx_tcp_conn *c, int status)
     (void)send(c->fd, &a, sizeof a, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* The rail of an accepted connection: the one whose address it arrived
+ * at, else (loopback rails, or an address no rail owns) the connector's
+ * rail number. */
+static struct plx_tcp_rail *plx_tcp_accepted_rail(struct plx_tcp_conn *c, const struct plx_tcp_hello *h)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getsockname(c->fd, (struct sockaddr *)&ss, &sl) == 0) {
+        struct plx_tcp_ipaddr a = { 0 };
+        if (ss.ss_family == AF_INET) {
+            a.family = AF_INET;
+            memcpy(a.b, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+        } else if (ss.ss_family == AF_INET6) {
+            const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+            if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+                a.family = AF_INET;
+                memcpy(a.b, in6->sin6_addr.s6_addr + 12, 4);
+            } else {
+                a.family = AF_INET6;
+                memcpy(a.b, &in6->sin6_addr, 16);
+            }
+        }
+        for (int k = 0; k < plx_tcp.nrails; k++) {
+            const struct plx_tcp_rail *r = &plx_tcp.rails[k];
+            if (r->has_addr && r->addr.a.family == a.family && !memcmp(r->addr.a.b, a.b, sizeof a.b))
+                return &plx_tcp.rails[k];
+        }
+    }
+    int n = PLX_MAX(plx_tcp.nrails, plx_tcp.nlo_rails);
+    return &plx_tcp.rails[h->rail < (uint32_t)n ? h->rail : 0];
+}
+
 /* Reads the hello of an accepted connection and decides. */
 static void plx_tcp_on_hello(struct plx_tcp_conn *c)
 {
@@ -980,11 +1079,7 @@ static void plx_tcp_on_hello(struct plx_tcp_conn *c)
         plx_tcp_refuse(c, "meant for another rank", 1);
         return;
     }
-    struct plx_tcp_peer *p = plx_tcp_peer_get(h->src);
-    if (p->state == PLX_TCP_P_FAILED) {
-        plx_tcp_refuse(c, "a rank this one has given up on", 1);
-        return;
-    }
+    struct plx_tcp_peer *p = plx_tcp_peer_get(plx_tcp_accepted_rail(c, h), h->src);
     int keep_ours = p->state == PLX_TCP_P_OPEN || p->state == PLX_TCP_P_CLOSED ||
                     (p->state == PLX_TCP_P_CONNECTING && plx_procs.my_lpid < p->lpid);
     if (keep_ours) {
@@ -1045,7 +1140,7 @@ static void plx_tcp_check_deadlines(void)
             plx_tcp_refuse(c, "no handshake in time", 0);
             continue;
         }
-        struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
+        struct plx_tcp_peer *p = c->peer;
         char why[64];
         snprintf(why, sizeof why, "%s timed out after %.3g s",
                  c->state == PLX_TCP_C_CONNECTING ? "connect" : "handshake", c->allowed);
@@ -1077,7 +1172,7 @@ static void plx_tcp_rx_packet(struct plx_tcp_conn *c, const struct plx_hdr *h, c
 {
     c->last_data = 0;
     if (plx_unlikely(h->type == PLX_TCP_PKT_BYE)) {
-        plx_tcp.peers[c->lpid]->bye = 1;
+        c->peer->bye = 1;
         return;
     }
     /* control payloads are read through struct pointers: align them */
@@ -1086,7 +1181,7 @@ static void plx_tcp_rx_packet(struct plx_tcp_conn *c, const struct plx_hdr *h, c
         memcpy(aligned, payload, h->len);
         payload = aligned;
     }
-    plx_pt2pt_dispatch(c->lpid, h, payload);
+    plx_tcp.up->recv[h->type](&c->peer->rail->ifc, c->lpid, h, payload);
 }
 
 static void plx_tcp_rx_corrupt(struct plx_tcp_conn *c, const struct plx_hdr *h)
@@ -1094,13 +1189,13 @@ static void plx_tcp_rx_corrupt(struct plx_tcp_conn *c, const struct plx_hdr *h)
     char what[128];
     snprintf(what, sizeof what, "the stream is corrupt (packet type %u, length %llu)", h->type,
              (unsigned long long)h->len);
-    plx_tcp_peer_lost(plx_tcp.peers[c->lpid], what, 0);
+    plx_tcp_peer_lost(c->peer, what, 0);
 }
 
 static inline int plx_tcp_hdr_ok(const struct plx_hdr *h)
 {
     if (h->type == PLX_PKT_DATA)
-        return h->len >= 8;
+        return 1;
     return ((h->type >= PLX_PKT_EAGER && h->type < PLX_PKT_TYPE_MAX) || h->type == PLX_TCP_PKT_BYE) &&
            h->len <= PLX_TCP_MAX_PAYLOAD;
 }
@@ -1110,18 +1205,17 @@ static void plx_tcp_rx_data_done(struct plx_tcp_conn *c)
     struct plx_hdr h = c->rh;
     plx_tcp_rx_reset(c);
     c->last_data = 1;
-    plx_pt2pt_data_placed(&h);
+    plx_tcp.up->placed(&c->peer->rail->ifc, c->lpid, &h);
 }
 
-/* Header (and for DATA, its offset) complete: set up the payload. */
+/* Header complete: set up the payload. DATA goes where the layer above
+ * says (the posted receive buffer). */
 static void plx_tcp_rx_start(struct plx_tcp_conn *c)
 {
     const struct plx_hdr *h = &c->rh;
     if (h->type == PLX_PKT_DATA) {
-        uint64_t off;
-        memcpy(&off, c->rhdr + PLX_TCP_HDR, 8);
-        size_t n = h->len - 8, fit;
-        char *dst = plx_pt2pt_data_dst(h, off, &fit);
+        size_t n = h->len, fit;
+        char *dst = plx_tcp.up->place(&c->peer->rail->ifc, c->lpid, h, &fit);
         if (n == 0) {
             plx_tcp_rx_data_done(c);
             return;
@@ -1185,24 +1279,17 @@ static void plx_tcp_rx_feed(struct plx_tcp_conn *c, const char *buf, size_t n)
                     continue;
                 }
             }
-            size_t need = PLX_TCP_HDR;
-            if (c->rhdr_got >= PLX_TCP_HDR && c->rh.type == PLX_PKT_DATA)
-                need += 8;
-            size_t m = PLX_MIN(need - c->rhdr_got, n);
+            size_t m = PLX_MIN(PLX_TCP_HDR - c->rhdr_got, n);
             memcpy(c->rhdr + c->rhdr_got, buf, m);
             c->rhdr_got += m;
             buf += m;
             n -= m;
-            if (c->rhdr_got < need)
+            if (c->rhdr_got < PLX_TCP_HDR)
                 break;
-            if (need == PLX_TCP_HDR) {
-                memcpy(&c->rh, c->rhdr, sizeof c->rh);
-                if (plx_unlikely(!plx_tcp_hdr_ok(&c->rh))) {
-                    plx_tcp_rx_corrupt(c, &c->rh);
-                    return;
-                }
-                if (c->rh.type == PLX_PKT_DATA)
-                    break;      /* the offset follows */
+            memcpy(&c->rh, c->rhdr, sizeof c->rh);
+            if (plx_unlikely(!plx_tcp_hdr_ok(&c->rh))) {
+                plx_tcp_rx_corrupt(c, &c->rh);
+                return;
             }
             plx_tcp_rx_start(c);
             break;
@@ -1249,7 +1336,7 @@ static void plx_tcp_rx_feed(struct plx_tcp_conn *c, const char *buf, size_t n)
 
 static void plx_tcp_on_eof(struct plx_tcp_conn *c, int err)
 {
-    struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
+    struct plx_tcp_peer *p = c->peer;
     if (p->bye && !err) {
         plx_debug(2, "tcp: rank %d finalized and closed its connection", p->lpid);
         plx_tcp_unblock(p);     /* nothing more goes out: no retries of a full socket */
@@ -1283,7 +1370,7 @@ static int plx_tcp_on_readable(struct plx_tcp_conn *c)
          * sockets with the write retries of plx_tcp_poll). What else
          * follows (a small packet) costs one more read. */
         if (c->rx == PLX_TCP_RX_DIRECT || (c->rx == PLX_TCP_RX_HDR && c->last_data))
-            v[k - 1].iov_len = PLX_TCP_HDR + 8 - (c->rx == PLX_TCP_RX_HDR ? c->rhdr_got : 0);
+            v[k - 1].iov_len = PLX_TCP_HDR - (c->rx == PLX_TCP_RX_HDR ? c->rhdr_got : 0);
         /* recv() when there is one piece: readv goes through the file
          * layer first (measured as for send() in plx_tcp_writev: 1.10 ->
          * 1.065 of raw sockets) */
@@ -1314,19 +1401,26 @@ static int plx_tcp_on_readable(struct plx_tcp_conn *c)
     return 1;
 }
 
+/* Rails in use: to other nodes, or over loopback to this node's ranks. */
+static inline int plx_tcp_nrails_all(void)
+{
+    return PLX_MAX(plx_tcp.nrails, plx_tcp.nlo_rails);
+}
+
 /* --- self --------------------------------------------------------------------------- */
 
-static void plx_tcp_self_send(const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt, void *cookie)
+static void plx_tcp_self_send(const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt,
+                              struct plx_tp_comp *comp)
 {
-    int ncopy = cookie ? iovcnt - 1 : iovcnt;
+    int ncopy = comp ? iovcnt - 1 : iovcnt;
     size_t plen = 0;
     for (int i = 0; i < ncopy; i++)
         plen += iov[i].iov_len;
     struct plx_tcp_selfpkt *s = plx_malloc(sizeof *s + plen);
     s->h = *hdr;
     s->plen = plen;
-    s->cookie = cookie;
-    s->zc = cookie ? iov[iovcnt - 1].iov_base : NULL;
+    s->comp = comp;
+    s->zc = comp ? iov[iovcnt - 1].iov_base : NULL;
     size_t off = 0;
     for (int i = 0; i < ncopy; i++) {
         memcpy((char *)s->payload + off, iov[i].iov_base, iov[i].iov_len);
@@ -1340,6 +1434,7 @@ static int plx_tcp_self_deliver(void)
 {
     int work = 0;
     struct plx_list batch;
+    struct plx_tp_iface *ifc = &plx_tcp.rails[0].ifc;
     plx_list_init(&batch);
     /* take the current queue: packets that delivery sends to self wait for the next poll */
     batch.next = plx_tcp.selfq.next;
@@ -1350,16 +1445,15 @@ static int plx_tcp_self_deliver(void)
     while (!plx_list_empty(&batch)) {
         struct plx_tcp_selfpkt *s = plx_list_entry(batch.next, struct plx_tcp_selfpkt, link);
         plx_list_remove(&s->link);
-        if (s->cookie) {
-            uint64_t off = s->payload[0];
+        if (s->comp) {
             size_t fit;
-            char *dst = plx_pt2pt_data_dst(&s->h, off, &fit);
+            char *dst = plx_tcp.up->place(ifc, plx_procs.my_lpid, &s->h, &fit);
             if (fit)
                 memcpy(dst, s->zc, fit);
-            plx_pt2pt_data_placed(&s->h);
-            plx_pt2pt_zcopy_done(s->cookie);
+            plx_tcp.up->placed(ifc, plx_procs.my_lpid, &s->h);
+            plx_tp_comp_done(s->comp, PLX_OK);
         } else {
-            plx_pt2pt_dispatch(plx_procs.my_lpid, &s->h, s->payload);
+            plx_tcp.up->recv[s->h.type](ifc, plx_procs.my_lpid, &s->h, s->payload);
         }
         free(s);
         work++;
@@ -1369,44 +1463,63 @@ static int plx_tcp_self_deliver(void)
 
 /* --- the operations --------------------------------------------------------------- */
 
-static int plx_tcp_reaches(int lpid)
+static inline struct plx_tcp_rail *plx_tcp_rail_of(struct plx_tp_iface *ifc)
 {
-    return plx_tcp.initialized && lpid >= 0 && lpid < plx_procs.n;
+    return plx_container_of(ifc, struct plx_tcp_rail, ifc);
 }
 
-static size_t plx_tcp_max_packet(void)
+/* Does the rail reach lpid? Fetches the peer's card (PMI) the first time;
+ * connects nothing. */
+static int plx_tcp_reaches(struct plx_tp_iface *ifc, int lpid)
 {
-    return (size_t)1 << 40;
+    struct plx_tcp_rail *r = plx_tcp_rail_of(ifc);
+    if (!plx_tcp.initialized || lpid < 0 || lpid >= plx_procs.n)
+        return 0;
+    if (lpid == plx_procs.my_lpid)
+        return r->index == 0;
+    if (r->index == 0)
+        return 1;               /* rail 0 tries every address: a failure is reported when it connects */
+    char why[300];
+    struct plx_tcp_ipaddr cand[2 + PLX_TCP_CARD_MAX_ADDRS];
+    const struct plx_tcp_card *c = plx_tcp_peer_card(plx_tcp_peer_get(r, lpid), why, sizeof why);
+    return c && plx_tcp_rail_cands(r, lpid, c, cand) > 0;
 }
 
-static size_t plx_tcp_eager_max(void)
+/* Bytes queued for lpid on this rail and not yet sent by the kernel. */
+static size_t plx_tcp_backlog(struct plx_tp_iface *ifc, int lpid)
 {
-    return plx_tcp.eager_max;
-}
-
-static size_t plx_tcp_eager_credit(void)
-{
-    return plx_tcp.credit;
+    struct plx_tcp_peer *p = plx_tcp_rail_of(ifc)->peers[lpid];
+    if (!p)
+        return 0;
+    size_t b = 0;
+    struct plx_list *pos;
+    plx_list_for_each(pos, &p->sq) {
+        const struct plx_tcp_sbuf *sb = plx_list_entry(pos, struct plx_tcp_sbuf, link);
+        b += sb->copied + sb->zc_len - sb->done;
+    }
+    int unsent = 0;
+    if (p->conn && p->state == PLX_TCP_P_OPEN && ioctl(p->conn->fd, SIOCOUTQNSD, &unsent) == 0 && unsent > 0)
+        b += (size_t)unsent;
+    return b;
 }
 
 /* Not open, or something queued: queue behind (starting a connection). */
-static plx_status_t plx_tcp_send_queued(int lpid, const struct iovec *v, int n, size_t total, void *cookie)
+static plx_status_t plx_tcp_send_queued(struct plx_tcp_rail *r, int lpid, const struct iovec *v, int n, size_t total,
+                                       struct plx_tp_comp *comp)
 {
-    struct plx_tcp_peer *p = plx_tcp_peer_get(lpid);
-    if (plx_unlikely(p->state == PLX_TCP_P_FAILED))
-        return PLX_OK;          /* dropped: pt2pt fails what depended on it */
+    struct plx_tcp_peer *p = plx_tcp_peer_get(r, lpid);
     if (plx_unlikely(p->state == PLX_TCP_P_CLOSED)) {
         const struct plx_hdr *h = v[0].iov_base;
-        if (h->type == PLX_PKT_CREDIT || plx_tcp.finalizing)
-            return PLX_OK;      /* a credit for a rank that needs none any more */
+        if (h->type == PLX_PKT_CREDIT || h->type == PLX_PKT_ACK || h->type == PLX_PKT_PING || plx_tcp.finalizing)
+            return PLX_OK;      /* a credit or acknowledgement for a rank that needs none any more */
         char me[128], him[128];
         plx_tcp_who(plx_procs.my_lpid, me, sizeof me);
         plx_tcp_who(lpid, him, sizeof him);
         plx_fatal("tcp: %s sends to %s, which has already finalized", me, him);
     }
-    if (!cookie && !plx_list_empty(&p->sq) && p->sq_copied + total > plx_tcp.sendq_max)
+    if (!comp && !plx_list_empty(&p->sq) && p->sq_copied + total > plx_tcp.sendq_max)
         return PLX_BUSY;
-    plx_tcp_enqueue(p, v, n, 0, cookie);
+    plx_tcp_enqueue(p, v, n, 0, comp);
     if (p->state == PLX_TCP_P_IDLE)
         plx_tcp_connect_start(p);
     else if (p->state == PLX_TCP_P_OPEN && !p->wblocked)
@@ -1414,8 +1527,8 @@ static plx_status_t plx_tcp_send_queued(int lpid, const struct iovec *v, int n, 
     return PLX_OK;
 }
 
-static plx_status_t plx_tcp_send_common(int lpid, const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt,
-                                        void *cookie)
+static plx_status_t plx_tcp_send_common(struct plx_tcp_rail *r, int lpid, const struct plx_hdr *hdr,
+                                        const struct iovec *iov, int iovcnt, struct plx_tp_comp *comp)
 {
     struct iovec v[8];
     if (plx_unlikely(iovcnt > 7))
@@ -1425,45 +1538,46 @@ static plx_status_t plx_tcp_send_common(int lpid, const struct plx_hdr *hdr, con
     size_t total = PLX_TCP_HDR;
     int n = 1;
     for (int i = 0; i < iovcnt; i++) {
-        if (!iov[i].iov_len && !(cookie && i == iovcnt - 1))
+        if (!iov[i].iov_len && !(comp && i == iovcnt - 1))
             continue;           /* (the referenced entry stays last) */
         v[n++] = iov[i];
         total += iov[i].iov_len;
     }
-    struct plx_tcp_peer *p = plx_tcp.peers[lpid];
+    struct plx_tcp_peer *p = r->peers[lpid];
     if (plx_likely(p && p->state == PLX_TCP_P_OPEN && plx_list_empty(&p->sq))) {
         size_t w = plx_tcp_writev(p, v, n, total);
         if (plx_likely(w == total)) {
-            if (cookie)
-                plx_tcp_zc_done_push(cookie);
+            if (comp)
+                plx_tcp_zc_done_push(comp);
             return PLX_OK;
         }
         if (plx_unlikely(!p->conn))
-            return PLX_OK;      /* failed (or finalize gave up on it): dropped */
-        plx_tcp_enqueue(p, v, n, w, cookie);
+            return PLX_OK;      /* the link broke (or finalize gave up on it): dropped, reported from poll */
+        plx_tcp_enqueue(p, v, n, w, comp);
         plx_tcp_block(p);
         return PLX_OK;
     }
-    return plx_tcp_send_queued(lpid, v, n, total, cookie);
+    return plx_tcp_send_queued(r, lpid, v, n, total, comp);
 }
 
-static plx_status_t plx_tcp_send(int lpid, const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt)
+static plx_status_t plx_tcp_send(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *hdr,
+                                 const struct iovec *iov, int iovcnt)
 {
     if (plx_unlikely(lpid == plx_procs.my_lpid)) {
         plx_tcp_self_send(hdr, iov, iovcnt, NULL);
         return PLX_OK;
     }
-    return plx_tcp_send_common(lpid, hdr, iov, iovcnt, NULL);
+    return plx_tcp_send_common(plx_tcp_rail_of(ifc), lpid, hdr, iov, iovcnt, NULL);
 }
 
-static plx_status_t plx_tcp_send_zcopy(int lpid, const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt,
-                                       void *cookie)
+static plx_status_t plx_tcp_send_zcopy(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *hdr,
+                                       const struct iovec *iov, int iovcnt, struct plx_tp_comp *comp)
 {
     if (plx_unlikely(lpid == plx_procs.my_lpid)) {
-        plx_tcp_self_send(hdr, iov, iovcnt, cookie);
+        plx_tcp_self_send(hdr, iov, iovcnt, comp);
         return PLX_OK;
     }
-    return plx_tcp_send_common(lpid, hdr, iov, iovcnt, cookie);
+    return plx_tcp_send_common(plx_tcp_rail_of(ifc), lpid, hdr, iov, iovcnt, comp);
 }
 
 static void plx_tcp_fin_read(struct plx_tcp_conn *c);
@@ -1491,7 +1605,7 @@ static int plx_tcp_events(int timeout_ms)
         uint32_t e = ev[i].events;
         switch (c->state) {
         case PLX_TCP_C_OPEN: {
-            struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
+            struct plx_tcp_peer *p = c->peer;
             if ((e & EPOLLOUT) && p->wblocked)
                 work += plx_tcp_flush(p);       /* disarms EPOLLOUT once the queue is empty */
             if (c->state != PLX_TCP_C_OPEN || !(e & (EPOLLIN | EPOLLHUP | EPOLLERR)))
@@ -1552,7 +1666,7 @@ static int plx_tcp_poll(void)
      * (every poll while the hot socket waits for room to write), and any
      * sign of traffic from another peer ends this. */
     struct plx_tcp_conn *hot = plx_tcp.hot;
-    if (hot && !plx_tcp.peers[hot->lpid]->wblocked) {
+    if (hot && !hot->peer->wblocked) {
         int got = plx_tcp_on_readable(hot);
         work += got;
         if (got && hot == plx_tcp.hot && hot->in_epoll && !plx_tcp.sleepers && ++hot->hot_hits >= PLX_TCP_HOT_DETACH)
@@ -1565,15 +1679,15 @@ static int plx_tcp_poll(void)
     if (plx_tcp.nzc_done) {
         /* reported last, outside any send: completing may free the request */
         for (size_t i = 0; i < plx_tcp.nzc_done; i++)
-            plx_pt2pt_zcopy_done(plx_tcp.zc_done[i]);
+            plx_tp_comp_done(plx_tcp.zc_done[i], PLX_OK);
         work += (int)plx_tcp.nzc_done;
         plx_tcp.nzc_done = 0;
     }
     while (plx_unlikely(!plx_list_empty(&plx_tcp.failed))) {
-        /* after the zero-copy reports: those sends did complete */
+        /* after the zero-copy reports: those writes did complete */
         struct plx_tcp_peer *p = plx_list_entry(plx_tcp.failed.next, struct plx_tcp_peer, fail_link);
         plx_list_remove(&p->fail_link);
-        plx_pt2pt_peer_failed(p->lpid, p->fail_why);
+        plx_tcp.up->link_failed(&p->rail->ifc, p->lpid, p->fail_why, p->fail_ended);
         work++;
     }
     return work;
@@ -1615,7 +1729,7 @@ static void plx_tcp_fin_close(struct plx_tcp_peer *p)
  * arrives is needed any more. */
 static void plx_tcp_fin_read(struct plx_tcp_conn *c)
 {
-    struct plx_tcp_peer *p = plx_tcp.peers[c->lpid];
+    struct plx_tcp_peer *p = c->peer;
     if (p->fin_eof) {           /* still flushing: wait for room only */
         plx_tcp_epoll_set(c, EPOLLOUT);
         return;
@@ -1646,8 +1760,8 @@ static void plx_tcp_drain_all(void)
     double end = plx_tcp_now() + PLX_TCP_FINALIZE_SECONDS;
     for (;;) {
         int pending = plx_tcp.naccepting;
-        for (int i = 0; i < plx_procs.n; i++) {
-            struct plx_tcp_peer *p = plx_tcp.peers[i];
+        for (int i = 0; i < plx_tcp_nrails_all() * plx_procs.n; i++) {
+            struct plx_tcp_peer *p = plx_tcp.rails[i / plx_procs.n].peers[i % plx_procs.n];
             if (!p)
                 continue;
             if (p->state == PLX_TCP_P_CONNECTING || p->state == PLX_TCP_P_WAIT_PEER) {
@@ -1687,8 +1801,8 @@ static void plx_tcp_finalize(void)
         plx_tcp_drain_all();
         close(plx_tcp.lfd);
         plx_tcp.lfd = -1;
-        for (int i = 0; i < plx_procs.n; i++) {
-            struct plx_tcp_peer *p = plx_tcp.peers[i];
+        for (int i = 0; i < plx_tcp_nrails_all() * plx_procs.n; i++) {
+            struct plx_tcp_peer *p = plx_tcp.rails[i / plx_procs.n].peers[i % plx_procs.n];
             if (!p)
                 continue;
             if (p->conn)
@@ -1719,7 +1833,8 @@ static void plx_tcp_finalize(void)
             plx_list_remove(&b->link);
             free(b);
         }
-        free(plx_tcp.peers);
+        for (int k = 0; k < plx_tcp_nrails_all(); k++)
+            free(plx_tcp.rails[k].peers);
         free(plx_tcp.zc_done);
         free(plx_tcp.rxbuf);
         close(plx_tcp.epfd);
@@ -2007,8 +2122,85 @@ void plx_tcp_init_early(void)
         plx_debug(1, "tcp: business card %s", card);
 }
 
-plx_status_t plx_tcp_init(int needed)
+static const struct plx_tp_ops plx_tcp_ops;
+
+/* Index of the first include term of PLEXUS_IFACES that selects a (the
+ * rails follow the user's order), or a large number. */
+static int plx_tcp_rule_rank(const struct plx_tcp_ifaddr *a)
 {
+    for (int i = 0; i < plx_tcp.rules.n; i++) {
+        const struct plx_tcp_iface_rule *r = &plx_tcp.rules.r[i];
+        if (r->exclude)
+            continue;
+        if (r->cidr ? plx_tcp_ip_in_cidr(&a->a, &r->a, r->prefix) : !strcmp(r->name, a->ifname))
+            return i;
+    }
+    return 1 << 20;
+}
+
+/* One rail per selected interface (its first IPv4 address, else its first),
+ * in PLEXUS_IFACES order, at most PLEXUS_TCP_RAILS (default 4); and the
+ * rails over loopback to the ranks of this node: PLEXUS_TCP_RAILS when set,
+ * else one. */
+static void plx_tcp_rails_setup(void)
+{
+    int cap = plx_config.tcp_rails > 0 ? PLX_MIN(plx_config.tcp_rails, PLX_TCP_MAX_RAILS) : PLX_TCP_MAX_RAILS;
+    struct plx_tcp_ifaddr pick[PLX_TCP_CARD_MAX_ADDRS];
+    int npick = 0;
+    for (int i = 0; i < plx_tcp.nmy; i++) {
+        int k = 0;
+        while (k < npick && strcmp(pick[k].ifname, plx_tcp.my[i].ifname))
+            k++;
+        if (k == npick)
+            pick[npick++] = plx_tcp.my[i];
+        else if (pick[k].a.family != AF_INET && plx_tcp.my[i].a.family == AF_INET)
+            pick[k] = plx_tcp.my[i];
+    }
+    for (int i = 1; i < npick; i++)     /* stable insertion sort by rule rank */
+        for (int k = i; k > 0 && plx_tcp_rule_rank(&pick[k - 1]) > plx_tcp_rule_rank(&pick[k]); k--) {
+            struct plx_tcp_ifaddr t = pick[k];
+            pick[k] = pick[k - 1];
+            pick[k - 1] = t;
+        }
+    plx_tcp.nrails = PLX_MAX(1, PLX_MIN(npick, cap));
+    plx_tcp.nlo_rails = plx_config.tcp_rails > 0 ? cap : 1;
+    for (int k = 0; k < plx_tcp_nrails_all(); k++) {
+        struct plx_tcp_rail *r = &plx_tcp.rails[k];
+        memset(r, 0, sizeof *r);
+        r->index = k;
+        r->has_addr = plx_tcp.nrails > 1 && k < plx_tcp.nrails;
+        if (k < npick)
+            r->addr = pick[k];
+        r->peers = plx_calloc((size_t)plx_procs.n, sizeof *r->peers);
+        struct plx_tp_iface *ifc = &r->ifc;
+        ifc->ops = &plx_tcp_ops;
+        ifc->comp = &plx_tcp_component;
+        ifc->rail = k;
+        snprintf(ifc->name, sizeof ifc->name, "tcp%d", k);
+        if (r->has_addr) {
+            char a[INET6_ADDRSTRLEN];
+            plx_tcp_ip_format(&r->addr.a, a, sizeof a);
+            snprintf(ifc->detail, sizeof ifc->detail, "%s %s", r->addr.ifname, a);
+        } else {
+            snprintf(ifc->detail, sizeof ifc->detail, k < plx_tcp.nrails ? "any interface" : "loopback");
+        }
+        ifc->caps = (struct plx_tp_caps){
+            .max_packet = (size_t)1 << 40,
+            .max_iov = 7,
+            .eager_max = plx_tcp.eager_max,
+            .eager_credit = plx_tcp.credit,
+            .flags = PLX_TP_ORDERED | PLX_TP_RELIABLE | PLX_TP_ZCOPY,
+            .latency_class = 1,
+            .bw_class = 1,
+        };
+    }
+}
+
+static plx_status_t plx_tcp_open(const struct plx_tp_upcalls *up, int needed, struct plx_tp_iface **ifcs, int max,
+                                 int *nifc)
+{
+    *nifc = 0;
+    plx_tcp.up = up;
     if (!needed) {
         if (!plx_tcp.early_ok && plx_procs.my_lpid == 0)
             plx_debug(1, "tcp: not needed by this job; it could not have started anyway: %s", plx_tcp.early_err);
@@ -2049,7 +2241,6 @@ plx_status_t plx_tcp_init(int needed)
     }
     plx_tcp.rxcap = PLX_MAX((size_t)128 * 1024, 2 * (plx_tcp.eager_max + 64));
     plx_tcp.rxbuf = plx_malloc(plx_tcp.rxcap);
-    plx_tcp.peers = plx_calloc((size_t)plx_procs.n, sizeof *plx_tcp.peers);
     plx_list_init(&plx_tcp.handshaking);
     plx_list_init(&plx_tcp.waiting);
     plx_list_init(&plx_tcp.failed);
@@ -2057,23 +2248,34 @@ plx_status_t plx_tcp_init(int needed)
     plx_list_init(&plx_tcp.zombies);
     plx_list_init(&plx_tcp.selfq);
     plx_list_init(&plx_tcp.small_free);
+    plx_tcp_rails_setup();
     plx_tcp.initialized = 1;
-    plx_debug(1, "tcp: listening on port %d; eager up to %zu bytes", plx_tcp.port, plx_tcp.eager_max);
+    int n = PLX_MIN(plx_tcp_nrails_all(), max);
+    for (int k = 0; k < n; k++)
+        ifcs[k] = &plx_tcp.rails[k].ifc;
+    *nifc = n;
+    plx_debug(1, "tcp: listening on port %d; eager up to %zu bytes; %d rail%s to other nodes, %d to this one",
+              plx_tcp.port, plx_tcp.eager_max, plx_tcp.nrails, plx_tcp.nrails > 1 ? "s" : "", plx_tcp.nlo_rails);
+    for (int k = 0; k < n && plx_log_debug >= 1; k++)
+        plx_debug(1, "tcp: rail %s: %s", plx_tcp.rails[k].ifc.name, plx_tcp.rails[k].ifc.detail);
     return PLX_OK;
 }
 
-const struct plx_transport_ops plx_tcp_ops = {
-    .name = "tcp",
-    .latency_class = 1,
+static const struct plx_tp_ops plx_tcp_ops = {
     .reaches = plx_tcp_reaches,
     .send = plx_tcp_send,
-    .max_packet = plx_tcp_max_packet,
-    .read_remote = NULL,        /* no remote reads: rendezvous is RTS, CTS, DATA */
+    .send_zcopy = plx_tcp_send_zcopy,
+    .backlog = plx_tcp_backlog,
+    /* no direct reads: rendezvous is RTS, CTS, DATA; no native remote memory */
+};
+
+const struct plx_tp_component plx_tcp_component = {
+    .name = "tcp",
+    .query = plx_tcp_probe,
+    .init_early = plx_tcp_init_early,
+    .open = plx_tcp_open,
     .poll = plx_tcp_poll,
     .sleep_prepare = plx_tcp_sleep_prepare,
     .sleep_done = plx_tcp_sleep_done,
     .finalize = plx_tcp_finalize,
-    .eager_max = plx_tcp_eager_max,
-    .eager_credit = plx_tcp_eager_credit,
-    .send_zcopy = plx_tcp_send_zcopy,
 };

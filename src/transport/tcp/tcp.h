@@ -10,7 +10,8 @@
 
 #include "transport/transport.h"
 
-extern const struct plx_transport_ops plx_tcp_ops;
+/* The component: one instance per rail (see tcp.c). */
+extern const struct plx_tp_component plx_tcp_component;
 
 /* PMI key of the job's secret: 32 hex digits (128 bits) used as they are, or
  * any other text from which 128 bits are derived. A launcher that creates one
@@ -20,13 +21,10 @@ extern const struct plx_transport_ops plx_tcp_ops;
 /* Before the business-card fence (every rank calls it when PLEXUS_TRANSPORTS
  * allows tcp): opens the listening socket, publishes the card "tcp-<rank>"
  * and, on rank 0, the job secret if the launcher gave none. A local failure
- * is remembered and reported by plx_tcp_init(); it never skips the puts
- * other ranks rely on. */
+ * is remembered and reported by open(); it never skips the puts other ranks
+ * rely on. After the fence, open(): `needed`: some peer will be reached over
+ * TCP; when not, the listener is closed and no instance opens. */
 void plx_tcp_init_early(void);
-
-/* After the fence. `needed`: some peer will be reached over TCP. When not
- * needed the listener is closed and the transport stays unregistered. */
-plx_status_t plx_tcp_init(int needed);
 
 /* For plexus-info: can this process open the listening socket, and which
  * addresses would its card carry (PLEXUS_IFACES, PLEXUS_TCP_PORTS)? 1 and a

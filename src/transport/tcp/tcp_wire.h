@@ -4,7 +4,8 @@
  *
  *   connector -> acceptor   struct plx_tcp_hello (40 bytes): magic, version,
  *                           header size, its rank, the rank it wants, the
- *                           world size and the job's 128-bit secret
+ *                           world size, its rail number and the job's
+ *                           128-bit secret
  *   acceptor -> connector   struct plx_tcp_ack (16 bytes): ACCEPT, DUPLICATE
  *                           (the acceptor's own connection to the connector
  *                           wins: the lower rank's connection is kept) or
@@ -23,7 +24,7 @@
 #include <stdint.h>
 
 #define PLX_TCP_MAGIC 0x54584c50u       /* the bytes "PLXT" on little-endian hosts */
-#define PLX_TCP_VERSION 1
+#define PLX_TCP_VERSION 2                /* 2: 40-byte packet header, rails */
 
 struct plx_tcp_hello {
     uint32_t magic;
@@ -32,7 +33,7 @@ struct plx_tcp_hello {
     int32_t src;                /* the connector's world rank */
     int32_t dst;                /* the world rank it means to reach */
     uint32_t size;              /* world size */
-    uint32_t reserved;
+    uint32_t rail;              /* the connector's rail number (rails over loopback are told apart by it) */
     uint8_t secret[16];
 };
 
