@@ -45,6 +45,16 @@ static const struct plx_tp_component *const plx_route_components[] = {
 };
 #define PLX_ROUTE_NCOMP (sizeof plx_route_components / sizeof plx_route_components[0])
 
+/* What plx_route_init opens: the list above, or a test's (unit tests). */
+static const struct plx_tp_component *const *plx_route_list = plx_route_components;
+static size_t plx_route_nlist = PLX_ROUTE_NCOMP;
+
+void plx_route_use_components(const struct plx_tp_component *const *list, int n)
+{
+    plx_route_list = list;
+    plx_route_nlist = (size_t)n;
+}
+
 struct plx_tp_iface *plx_route_ifaces[PLX_ROUTE_MAX_IFACES];
 int plx_route_nifaces;
 
@@ -94,7 +104,7 @@ static struct {
     struct plx_route_rule rules[PLX_ROUTE_MAX_RULES];
     int nrules;
     int ncomp;                  /* components opened */
-    const struct plx_tp_component *comp[PLX_ROUTE_NCOMP];
+    const struct plx_tp_component *comp[8];
     struct plx_tp_upcalls direct;       /* pt2pt's handlers: fate-shared channels */
     struct plx_tp_upcalls routed;       /* the router's wrappers of them */
     struct plx_list owing;
@@ -252,8 +262,8 @@ static int plx_route_parse(const char *spec, char *err, size_t errlen)
 
 static int plx_route_is_component(const char *name)
 {
-    for (size_t i = 0; i < PLX_ROUTE_NCOMP; i++)
-        if (!strcmp(plx_route_components[i]->name, name))
+    for (size_t i = 0; i < plx_route_nlist; i++)
+        if (!strcmp(plx_route_list[i]->name, name))
             return 1;
     return 0;
 }
@@ -951,8 +961,8 @@ plx_status_t plx_route_init_early(int singleton)
         fprintf(stderr, "plexus: MPI_Init: %s\n", err);
         return PLX_ERR_ARG;
     }
-    for (size_t i = 0; i < PLX_ROUTE_NCOMP; i++) {
-        const struct plx_tp_component *c = plx_route_components[i];
+    for (size_t i = 0; i < plx_route_nlist; i++) {
+        const struct plx_tp_component *c = plx_route_list[i];
         if (c->init_early && plx_route_enabled(c->name) && !(singleton && strcmp(c->name, "shm")))
             c->init_early();
     }
@@ -1014,8 +1024,8 @@ plx_status_t plx_route_init(void)
     plx_route.npeers = plx_procs.n;
     plx_route.peers = plx_calloc((size_t)plx_procs.n, sizeof *plx_route.peers);
 
-    for (size_t i = 0; i < PLX_ROUTE_NCOMP; i++) {
-        const struct plx_tp_component *c = plx_route_components[i];
+    for (size_t i = 0; i < plx_route_nlist && plx_route.ncomp < 8; i++) {
+        const struct plx_tp_component *c = plx_route_list[i];
         if (!plx_route_enabled(c->name) && !(c->flags & PLX_TP_FATE_SHARED && plx_procs.nlocal == 1))
             continue;
         if (plx_route_singleton && strcmp(c->name, "shm"))

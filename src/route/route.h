@@ -71,6 +71,8 @@ plx_status_t plx_route_init_early(int singleton);
  * from pt2pt's handlers, and checks that every rank is reached. */
 plx_status_t plx_route_init(void);
 void plx_route_finalize(void);
+/* Unit tests: open these components instead of the built-in ones. */
+void plx_route_use_components(const struct plx_tp_component *const *list, int n);
 
 /* The router's state for world rank lpid, created on first use; its
  * channels are decided then. NULL never: a peer no instance reaches has
