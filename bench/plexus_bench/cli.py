@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma list of benchmarks or groups (pt2pt, coll, rma, overlap, "
                         "startup, conn, limits); see --list")
     p.add_argument("--libs", default="plexus,openmpi,mpich", help="libraries to compare")
+    p.add_argument("--base-prefix", default=None,
+                   help="another Plexus build or install (before a change): library plexus-base")
     p.add_argument("--transport", type=_transports, default=["shm"],
                    help="shm and/or tcp (Plexus: PLEXUS_TRANSPORTS)")
     p.add_argument("--ranks", type=_ints, default=None,
@@ -153,10 +155,11 @@ def main(argv=None) -> int:
         return 2
     lib_names = [x.strip() for x in args.libs.split(",") if x.strip()]
     all_libs = make_libraries(args.plexus_prefix, args.openmpi_mpicc, args.openmpi_mpirun,
-                              args.mpich_mpicc, args.mpich_mpiexec, args.cc)
+                              args.mpich_mpicc, args.mpich_mpiexec, args.cc, args.base_prefix)
     unknown = [n for n in lib_names if n not in all_libs or n == "limit"]
     if unknown:
-        print("bench/compare: unknown library %s (plexus, openmpi, mpich)" % unknown,
+        print("bench/compare: unknown library %s (plexus, openmpi, mpich; plexus-base with "
+              "--base-prefix)" % unknown,
               file=sys.stderr)
         return 2
     for item in args.lib_env:

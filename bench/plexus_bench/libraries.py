@@ -158,9 +158,17 @@ class Limits(Library):
 
 def make_libraries(plexus_prefix: str, openmpi_mpicc: str = "mpicc.openmpi",
                    openmpi_mpirun: str = "mpirun.openmpi", mpich_mpicc: str = "mpicc.mpich",
-                   mpich_mpiexec: str = "mpiexec.hydra", cc: str = "gcc") -> Dict[str, Library]:
+                   mpich_mpiexec: str = "mpiexec.hydra", cc: str = "gcc",
+                   base_prefix: Optional[str] = None) -> Dict[str, Library]:
     prefix = os.path.abspath(plexus_prefix)
-    return {
+    libs: Dict[str, Library] = {}
+    if base_prefix:
+        # another Plexus build (the one before a change), run in alternation
+        # with the first: before/after figures from one run
+        base = os.path.abspath(base_prefix)
+        libs["plexus-base"] = Plexus("plexus-base", "Plexus (base)", os.path.join(base, "bin", "mpicc"),
+                                     os.path.join(base, "bin", "mpiexec"), lib_dir=os.path.join(base, "lib"))
+    return libs | {
         "plexus": Plexus("plexus", "Plexus", os.path.join(prefix, "bin", "mpicc"),
                          os.path.join(prefix, "bin", "mpiexec"),
                          lib_dir=os.path.join(prefix, "lib")),

@@ -795,10 +795,19 @@ static void plx_tcp_try_next(struct plx_tcp_peer *p)
             continue;
         }
         plx_tcp_sock_opts(fd);
+        struct plx_tcp_ipaddr from = { 0 };
         if (p->rail->has_addr && a->family == p->rail->addr.a.family) {
-            /* out through this rail's interface */
+            from = p->rail->addr.a;             /* out through this rail's interface */
+        } else if (p->rail->index > 0 && a->family == AF_INET && a->b[0] == 127) {
+            /* a loopback rail: from 127.0.0.<1 + rail>, so that each rail's
+             * connections can be told apart (and cut, in tests) */
+            from.family = AF_INET;
+            from.b[0] = 127;
+            from.b[3] = (uint8_t)(1 + p->rail->index);
+        }
+        if (from.family) {
             struct sockaddr_storage me;
-            socklen_t melen = plx_tcp_ip_sockaddr(&p->rail->addr.a, 0, &me);
+            socklen_t melen = plx_tcp_ip_sockaddr(&from, 0, &me);
             if (bind(fd, (struct sockaddr *)&me, melen) != 0)
                 plx_debug(1, "tcp: %s: cannot bind to its address: %s", p->rail->ifc.name, strerror(errno));
         }
