@@ -8,6 +8,9 @@
 #   bench:  openmpi + mpich (side-by-side comparison), matplotlib (plots)
 set -euo pipefail
 pkgs=(gcc make cmake pkg-config python3 python3-pytest iproute2 procps mpich libmpich-dev)
+# system tests of multirail TCP (tests/system/test_multirail.py): nft drops a
+# rail's packets silently (a blackhole; tc comes with iproute2)
+pkgs+=(nftables)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

@@ -15,7 +15,9 @@ hostnames, joined by veth pairs to a bridge: see netns.py) and removes them
 after the test, failing it if any process was left in them. Tests using it
 are skipped, with the reason, where the machine cannot make them (not root,
 no iproute2). Namespaces left by a killed session are removed when the first
-test of the next session asks for hosts.
+test of the next session asks for hosts. `rail_hosts(N, R)` does the same for
+N hosts joined by R rails (netns.RailCluster, for multirail TCP) and also
+needs tc and nft.
 """
 import os
 import select
@@ -317,6 +319,56 @@ def test_hosts(netns_ready):
 
     def make(n):
         cluster = netns.Cluster(n).create()
+        clusters.append(cluster)
+        return cluster
+
+    yield make
+    left = {}
+    deadline = time.monotonic() + 3.0
+    for cluster in clusters:
+        pids = cluster.pids()
+        while pids and time.monotonic() < deadline:
+            time.sleep(0.05)
+            pids = cluster.pids()
+        if pids:
+            all_pids = [p for ps in pids.values() for p in ps]
+            left[cluster.id] = subprocess.run(
+                ["ps", "-o", "pid,ppid,pgid,stat,args", "-p", ",".join(map(str, all_pids))],
+                capture_output=True, text=True, timeout=10).stdout
+        cluster.destroy()
+    if left:
+        pytest.fail("processes left in the test hosts:\n" +
+                    "\n".join("%s:\n%s" % kv for kv in left.items()))
+
+
+# ---- test hosts joined by several rails (multirail TCP) -------------------------------------
+
+@pytest.fixture(scope="session")
+def rail_exchange(build_dir, request):
+    """progs/rail_exchange.c built against libmpi (the multirail MPI program)."""
+    path = os.path.join(build_dir, "tests", "system", "rail_exchange")
+    if not os.access(path, os.X_OK):
+        msg = ("%s was not built (it needs libmpi: cmake --build %s --target "
+               "systest_rail_exchange)" % (path, build_dir))
+        if request.config.getoption("--require-mpi-progs"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path
+
+
+@pytest.fixture
+def rail_hosts(netns_ready):
+    """rail_hosts(N, R) -> a netns.RailCluster of N hosts joined by R rails and
+    a control network; qdiscs, nftables tables, processes and namespaces are
+    removed after the test (which fails if a process of it was still running:
+    up to 3 s grace)."""
+    for why in (netns.tc_available(), netns.nft_available()):
+        if why is not None:
+            pytest.skip(why)
+    clusters = []
+
+    def make(nhosts, nrails):
+        cluster = netns.RailCluster(nhosts, nrails).create()
         clusters.append(cluster)
         return cluster
 

@@ -26,6 +26,25 @@ host and its processes live on, unreachable); `kill_host(host)` makes a host
 vanish the way a powered-off machine does: its link goes first (nobody hears
 a goodbye), then every process in it is SIGKILLed, then the namespace is
 deleted.
+
+A RailCluster is N hosts joined by R independent rails (multirail TCP):
+
+    <id>sw   holds a bridge "ctl" for the control network and one bridge
+             "rail<r>" per rail, with the switch ends "c<i>" and "r<r>h<i>"
+             of each host's veth pairs
+    <id>h<i> holds "ctl0" with 10.90.0.<i>/24 (mpiexec, proxies and PMI talk
+             over it: the rails can be cut without the launcher noticing) and
+             "eth<r>" with 10.91.<r>.<i>/24 for each rail r, and lo
+
+Each rail is a subnet of its own, so the kernel sends traffic for rail r's
+addresses out of eth<r> only. Helpers: `limit(rail, "500mbit")` puts a tbf
+qdisc on every host's end of the rail (each direction is shaped at its
+sender; netem is not available on every kernel, tbf is); `rail_down/up`
+takes a host's interface down or up (or the switch port: a pulled cable);
+`blackhole(rail)` drops everything arriving on the rail, on every host,
+with an nftables ingress chain (silence: no RST, no carrier change) and
+`unblackhole` removes it. `destroy()` removes qdiscs and nftables tables,
+then the processes and the namespaces, whatever state the test left.
 """
 import os
 import re
@@ -209,6 +228,210 @@ class Cluster:
         return {h: netns_pids(h) for h in self.hosts if netns_pids(h)}
 
     def destroy(self):
+        for ns in reversed(self._made):
+            destroy_netns(ns)
+        self._made = []
+
+
+# ---- several rails between hosts (multirail TCP) -------------------------------------------
+
+CTL_SUBNET = "10.90.0"
+RAIL_SUBNET = "10.91.%d"            # rail r: 10.91.r.0/24
+NFT_TABLE = "plxbh"                 # nftables table of a blackholed rail: plxbh<r>
+
+
+def _run_in(ns, argv, check=True, input=None):
+    """argv run in the network namespace ns (no hostname change: for tc, nft)."""
+    res = subprocess.run(["ip", "netns", "exec", ns] + [str(a) for a in argv],
+                         capture_output=True, text=True, timeout=30, input=input)
+    if check and res.returncode != 0:
+        raise RuntimeError("%s (in %s): %s" % (" ".join(map(str, argv)), ns,
+                                                res.stderr.strip()))
+    return res
+
+
+def nft_available():
+    """None when nftables can be used here, else why not."""
+    if shutil.which("nft") is None:
+        return "'nft' is not installed (scripts/install-deps.sh installs nftables)"
+    return None
+
+
+def tc_available():
+    if shutil.which("tc") is None:
+        return "'tc' is not installed (iproute2)"
+    return None
+
+
+def _rate_bytes(rate):
+    """'500mbit' -> bytes per second (tc's units: bit, kbit, mbit, gbit)."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmg]?)bit", rate.strip().lower())
+    if m is None:
+        raise ValueError("rate %r: expected e.g. 500mbit" % rate)
+    mult = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
+    return float(m.group(1)) * mult / 8
+
+
+class RailCluster:
+    """N hosts joined by R rails and a control network (see the module text).
+    Use through the `rail_hosts` fixture, or as a context manager."""
+
+    def __init__(self, nhosts, nrails):
+        global _seq
+        if not 1 <= nrails <= 8:
+            raise ValueError("1 to 8 rails")
+        _seq += 1
+        self.id = "%s%dx%d" % (PREFIX, os.getpid(), _seq)
+        self.switch = self.id + "sw"
+        self.hosts = ["%sh%d" % (self.id, i) for i in range(1, nhosts + 1)]
+        self.nrails = nrails
+        self.launcher_exec = LAUNCHER_EXEC
+        self._made = []
+
+    # names and addresses
+    def _i(self, host):
+        return self.hosts.index(host) + 1
+
+    @staticmethod
+    def iface(rail):
+        return "eth%d" % rail
+
+    def ifaces(self, rails=None):
+        """'eth0,eth1,...' for PLEXUS_IFACES (every rail, or the ones given)."""
+        return ",".join(self.iface(r) for r in (range(self.nrails) if rails is None else rails))
+
+    def address(self, host, rail):
+        return "%s.%d" % (RAIL_SUBNET % rail, self._i(host))
+
+    def rail_addresses(self, host):
+        return [self.address(host, r) for r in range(self.nrails)]
+
+    def ctl_address(self, host):
+        return "%s.%d" % (CTL_SUBNET, self._i(host))
+
+    def _port(self, host, rail):
+        return "r%dh%d" % (rail, self._i(host))
+
+    def create(self):
+        try:
+            for ns in [self.switch] + self.hosts:
+                _ip("netns", "add", ns)
+                self._made.append(ns)
+            bridges = ["ctl"] + ["rail%d" % r for r in range(self.nrails)]
+            for br in bridges:
+                _ip("-n", self.switch, "link", "add", br, "type", "bridge")
+                _ip("-n", self.switch, "link", "set", br, "up")
+            for host in self.hosts:
+                i = self._i(host)
+                ends = [("c%d" % i, "ctl0", "ctl", self.ctl_address(host))]
+                ends += [(self._port(host, r), self.iface(r), "rail%d" % r,
+                          self.address(host, r)) for r in range(self.nrails)]
+                for port, ifname, br, addr in ends:
+                    _ip("-n", self.switch, "link", "add", port, "type", "veth", "peer", "name",
+                        ifname, "netns", host)
+                    _ip("-n", self.switch, "link", "set", port, "master", br, "up")
+                    _ip("-n", host, "addr", "add", addr + "/24", "dev", ifname)
+                    _ip("-n", host, "link", "set", ifname, "up")
+                _ip("-n", host, "link", "set", "lo", "up")
+        except Exception:
+            self.destroy()
+            raise
+        return self
+
+    def __enter__(self):
+        return self.create()
+
+    def __exit__(self, *exc):
+        self.destroy()
+        return False
+
+    def on(self, host, argv):
+        """argv run on `host`, with the host's name as its hostname."""
+        return ["ip", "netns", "exec", host, "unshare", "--uts", "sh", "-c",
+                'hostname "$0" && exec "$@"', host] + [str(a) for a in argv]
+
+    def run_on(self, host, argv, check=True, input=None):
+        return _run_in(host, argv, check=check, input=input)
+
+    # rate limits
+    def limit(self, rail, rate="500mbit", hosts=None):
+        """tbf on every host's end of the rail (replacing any earlier limit).
+        Burst: 4 ms at the rate, at least 64 KiB (a GSO packet); queue: 50 ms."""
+        burst = max(int(_rate_bytes(rate) * 0.004), 65536)
+        for host in hosts or self.hosts:
+            _run_in(host, ["tc", "qdisc", "replace", "dev", self.iface(rail), "root", "tbf",
+                           "rate", rate, "burst", burst, "latency", "50ms"])
+
+    def unlimit(self, rail, hosts=None):
+        for host in hosts or self.hosts:
+            _run_in(host, ["tc", "qdisc", "del", "dev", self.iface(rail), "root"], check=False)
+
+    def qdisc(self, host, rail):
+        """The root qdisc of a host's rail interface: {'kind', 'rate', 'sent_bytes',
+        'overlimits', 'dropped'} (rate as tc prints it, e.g. '500Mbit')."""
+        out = _run_in(host, ["tc", "-s", "qdisc", "show", "dev", self.iface(rail)]).stdout
+        kind = re.search(r"^qdisc (\S+) \S+ root(.*)$", out, re.M)
+        sent = re.search(r"Sent (\d+) bytes \d+ pkt \(dropped (\d+), overlimits (\d+)", out)
+        if kind is None or sent is None:
+            return {"kind": None, "text": out}
+        rate = re.search(r"\brate (\S+)", kind.group(2))
+        return {"kind": kind.group(1), "rate": rate.group(1) if rate else None,
+                "sent_bytes": int(sent.group(1)), "dropped": int(sent.group(2)),
+                "overlimits": int(sent.group(3)), "text": out}
+
+    # failures
+    def rail_down(self, rail, host=None, at="host"):
+        """The rail's interface goes down on `host` (default: every host); with
+        at="switch" the switch port goes down instead (a pulled cable: the
+        host's interface stays configured, without carrier)."""
+        self._set(rail, host, at, "down")
+
+    def rail_up(self, rail, host=None, at="host"):
+        self._set(rail, host, at, "up")
+
+    def _set(self, rail, host, at, state):
+        for h in [host] if host else self.hosts:
+            if at == "switch":
+                _ip("-n", self.switch, "link", "set", self._port(h, rail), state)
+            else:
+                _ip("-n", h, "link", "set", self.iface(rail), state)
+
+    def blackhole(self, rail, hosts=None):
+        """Every packet arriving on the rail is dropped, on every host (so both
+        directions): no error, no RST, the carrier stays up. Silence."""
+        for host in hosts or self.hosts:
+            script = ('table netdev %s%d {\n chain in {\n  type filter hook ingress device "%s" '
+                      'priority -500; policy accept;\n  counter drop\n }\n}\n'
+                      % (NFT_TABLE, rail, self.iface(rail)))
+            _run_in(host, ["nft", "-f", "-"], input=script)
+
+    def unblackhole(self, rail, hosts=None):
+        for host in hosts or self.hosts:
+            _run_in(host, ["nft", "delete", "table", "netdev", "%s%d" % (NFT_TABLE, rail)],
+                    check=False)
+
+    def blackholed_packets(self, host, rail):
+        """Packets the rail's blackhole dropped on host (None: no blackhole)."""
+        res = _run_in(host, ["nft", "list", "table", "netdev", "%s%d" % (NFT_TABLE, rail)],
+                      check=False)
+        m = re.search(r"counter packets (\d+)", res.stdout)
+        return int(m.group(1)) if m else None
+
+    def pids(self):
+        return {h: netns_pids(h) for h in self.hosts if netns_pids(h)}
+
+    def destroy(self):
+        """Removes everything, whatever state it is in (each step best effort)."""
+        for host in self.hosts:
+            if host not in self._made:
+                continue
+            _kill_all_in(host)
+            if shutil.which("nft"):
+                for r in range(self.nrails):
+                    _run_in(host, ["nft", "delete", "table", "netdev", "%s%d" % (NFT_TABLE, r)],
+                            check=False)
+            for r in range(self.nrails):
+                _run_in(host, ["tc", "qdisc", "del", "dev", self.iface(r), "root"], check=False)
         for ns in reversed(self._made):
             destroy_netns(ns)
         self._made = []
