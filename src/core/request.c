@@ -116,9 +116,15 @@ static void plx_request_dump_one(void *obj, void *arg)
     char bytes[40] = "";
     if (r->kind != PLX_REQ_PROBE)
         snprintf(bytes, sizeof bytes, ", %zu bytes", r->bytes);
-    plx_warn("  pending %s%s: %s rank %s, tag %s%s, communicator %s%s", kind,
+    char rndv[96] = "";
+    if (r->kind == PLX_REQ_RECV && r->rndv_size)
+        snprintf(rndv, sizeof rndv, " (rendezvous: %zu of %zu bytes arrived)", r->rndv_done, r->rndv_size);
+    else if (r->kind == PLX_REQ_SEND && r->rndv_out)
+        snprintf(rndv, sizeof rndv, " (rendezvous: %zu bytes streamed, %d pieces unacknowledged)", r->rndv_done,
+                 r->comp.count);
+    plx_warn("  pending %s%s: %s rank %s, tag %s%s%s, communicator %s%s", kind,
              r->persistent ? " (persistent)" : "", r->kind == PLX_REQ_SEND ? "to" : "from", peer, tag,
-             bytes, r->comm && r->comm->name[0] ? r->comm->name : "(unnamed)",
+             bytes, rndv, r->comm && r->comm->name[0] ? r->comm->name : "(unnamed)",
              (r->ctx & 1) ? " (collective)" : "");
     (*n)++;
 }

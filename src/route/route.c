@@ -69,7 +69,6 @@ struct plx_route_rule {
 struct plx_rel_rec {
     struct plx_list link;       /* on its peer's unacked list, until acknowledged */
     struct plx_route_peer *rp;
-    uint32_t lseq;
     int cls;
     size_t size;
     struct plx_chan *ch;        /* where it went last; NULL: to be sent again */
@@ -477,8 +476,9 @@ static void plx_rel_acked(struct plx_route_peer *rp, uint32_t ack)
     struct plx_rel *rel = rp->rel;
     while (!plx_list_empty(&rel->unacked)) {
         struct plx_rel_rec *rec = plx_list_entry(rel->unacked.next, struct plx_rel_rec, link);
-        if ((int32_t)(rec->lseq - ack) >= 0)
+        if ((int32_t)(rec->h.lseq - ack) >= 0)
             break;
+        plx_debug(3, "route: rank %d acknowledged lseq %u (ack %u)", rp->lpid, rec->h.lseq, ack);
         plx_list_remove(&rec->link);
         rel->nunacked--;
         if (!rec->ch)
@@ -569,6 +569,8 @@ static void *plx_route_place(struct plx_tp_iface *ifc, int lpid, const struct pl
 {
     struct plx_route_peer *rp = plx_route_peer(lpid);
     if (plx_unlikely(rp->lost) || (h->lseq && !plx_rel_in(rp, h, 0))) {
+        plx_debug(3, "route: DATA lseq %u off %llu from rank %d over %s: duplicate", h->lseq,
+                  (unsigned long long)h->off, lpid, ifc->name);
         *fit_p = 0;             /* a duplicate: read and dropped */
         return NULL;
     }
@@ -583,6 +585,8 @@ static void plx_route_placed(struct plx_tp_iface *ifc, int lpid, const struct pl
     plx_route_count_in(rp, ifc, h);
     if ((h->lseq | h->ack) && !plx_rel_in(rp, h, 1))
         return;
+    plx_debug(3, "route: DATA lseq %u off %llu len %llu from rank %d over %s: placed", h->lseq,
+              (unsigned long long)h->off, (unsigned long long)h->len, lpid, ifc->name);
     plx_route.direct.placed(ifc, lpid, h);
 }
 
@@ -616,6 +620,8 @@ static plx_status_t plx_rel_emit(struct plx_route_peer *rp, struct plx_rel_rec *
     }
     if (st != PLX_OK)
         return st;
+    plx_debug(3, "route: %s type %d lseq %u off %llu to rank %d over %s", rec->ch ? "resend" : "send", rec->h.type,
+              rec->h.lseq, (unsigned long long)rec->h.off, rp->lpid, ch->ifc->name);
     rec->ch = ch;
     ch->st_sent_pkts++;
     if (rec->h.type == PLX_PKT_EAGER || rec->h.type == PLX_PKT_DATA)
@@ -847,6 +853,7 @@ static void plx_route_link_failed(struct plx_tp_iface *ifc, int lpid, const char
         rec->ch = NULL;
         rec->writing = 0;       /* the transport dropped it and will not report it */
         rel->nresend++;
+        plx_debug(3, "route: lseq %u to rank %d goes again", rec->h.lseq, lpid);
     }
     if (rel->nresend && plx_list_empty(&rel->resend_link))
         plx_list_push_back(&plx_route.resending, &rel->resend_link);

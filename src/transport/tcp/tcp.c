@@ -424,6 +424,12 @@ static void plx_tcp_epoll_set(struct plx_tcp_conn *c, uint32_t events)
     c->events = events;
 }
 
+/* Rails in use: to other nodes, or over loopback to this node's ranks. */
+static inline int plx_tcp_nrails_all(void)
+{
+    return PLX_MAX(plx_tcp.nrails, plx_tcp.nlo_rails);
+}
+
 static void plx_tcp_sock_opts(int fd)
 {
     int one = 1;
@@ -437,7 +443,7 @@ static void plx_tcp_sock_opts(int fd)
      * it on an idle connection, the user timeout when data stays unacked;
      * both within PLEXUS_TCP_PEER_TIMEOUT (idle T/2, then 3 probes T/6 apart). */
     int t = plx_config.tcp_peer_timeout;
-    if (plx_tcp.nrails > 1 && plx_config.tcp_rail_timeout > 0)
+    if (plx_tcp_nrails_all() > 1 && plx_config.tcp_rail_timeout > 0)
         t = plx_config.tcp_rail_timeout;    /* a silent rail fails over quickly */
     if (t <= 0)
         return;
@@ -1408,12 +1414,6 @@ static int plx_tcp_on_readable(struct plx_tcp_conn *c)
             return 1;           /* drained */
     }
     return 1;
-}
-
-/* Rails in use: to other nodes, or over loopback to this node's ranks. */
-static inline int plx_tcp_nrails_all(void)
-{
-    return PLX_MAX(plx_tcp.nrails, plx_tcp.nlo_rails);
 }
 
 /* --- self --------------------------------------------------------------------------- */
