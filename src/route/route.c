@@ -825,18 +825,37 @@ static void plx_route_link_failed(struct plx_tp_iface *ifc, int lpid, const char
     struct plx_chan *ch = plx_route_chan_of(rp, ifc);
     if (rp->lost)
         return;
-    if (ch && ch->up) {
+    int was_up = ch && ch->up;
+    if (was_up) {
         ch->up = 0;
         plx_route.ndown++;
     }
-    if (ch)
+    if (ch) {
         ch->retry_at = plx_route_now() + PLX_ROUTE_RETRY;
+        free(ch->why);
+        ch->why = plx_strdup(why);
+    }
     int left = 0;
     for (int c = 0; c < rp->nchan; c++)
         left += rp->chan[c].up;
     if (!left) {
         rp->lost = 1;
-        plx_pt2pt_peer_lost(lpid, why, ended);
+        rp->fast = NULL;        /* from now on sends reach the router, which drops them */
+        if (rp->nchan < 2) {
+            plx_pt2pt_peer_lost(lpid, why, ended);
+            return;
+        }
+        /* every channel's account, on one line: ranks, hosts and each address */
+        char msg[4096];
+        size_t l = (size_t)snprintf(msg, sizeof msg, "all %d channels to rank %d failed:", rp->nchan, lpid);
+        for (int c = 0; c < rp->nchan && l < sizeof msg; c++)
+            l += (size_t)snprintf(msg + l, sizeof msg - l, "%s %s: %s", c ? ";" : "", rp->chan[c].ifc->name,
+                                  rp->chan[c].why ? rp->chan[c].why : "(no account)");
+        plx_pt2pt_peer_lost(lpid, msg, ended);
+        return;
+    }
+    if (!was_up) {             /* a probe of a channel that is down found it still down */
+        plx_debug(1, "route: channel %s to rank %d is still down (%s)", ifc->name, lpid, why);
         return;
     }
     plx_warn("route: channel %s to rank %d failed (%s); its traffic goes on over the %d other channel%s", ifc->name,
@@ -1068,6 +1087,8 @@ void plx_route_finalize(void)
         struct plx_route_peer *rp = plx_route.peers[lpid];
         if (!rp)
             continue;
+        for (int c = 0; c < rp->nchan; c++)
+            free(rp->chan[c].why);
         if (rp->rel) {
             while (!plx_list_empty(&rp->rel->unacked)) {
                 struct plx_rel_rec *rec = plx_list_entry(rp->rel->unacked.next, struct plx_rel_rec, link);

@@ -41,6 +41,7 @@ struct plx_chan {
     struct plx_tp_iface *ifc;
     int up;                     /* carries packets; 0 after link_failed until link_up */
     double retry_at;            /* down: when to probe it again */
+    char *why;                  /* its last failure, as the transport told it */
     /* PLEXUS_STATS (routed peers; a fast peer's counters are pt2pt's) */
     uint64_t st_sent_pkts, st_sent_bytes, st_resent_bytes, st_recv_pkts, st_recv_bytes;
 };
