@@ -359,6 +359,14 @@ static void plx_tcp_who(int lpid, char *buf, size_t len)
 static void plx_tcp_fin_close(struct plx_tcp_peer *p);
 static void plx_tcp_conn_close(struct plx_tcp_conn *c);
 static void plx_tcp_sbuf_free(struct plx_tcp_sbuf *b);
+static inline int plx_tcp_nrails_all(void);
+
+/* " (tcp1)" in messages when the process has several rails, else "". */
+static const char *plx_tcp_rail_label(const struct plx_tcp_peer *p)
+{
+    static const char *const label[PLX_TCP_MAX_RAILS] = { " (tcp0)", " (tcp1)", " (tcp2)", " (tcp3)" };
+    return plx_tcp_nrails_all() > 1 ? label[p->rail->index] : "";
+}
 
 /* The link to the peer broke: close, drop what is queued (zero-copy
  * writes are not reported: the router sends again what it needs, or pt2pt
@@ -404,8 +412,8 @@ static void plx_tcp_peer_lost(struct plx_tcp_peer *p, const char *what, int ende
         plx_fatal("tcp: %s sends to %s, which has already finalized", me, him);
     if (p->conn)
         plx_tcp_sockaddr_str(&p->conn->addr, addr, sizeof addr);
-    snprintf(msg, sizeof msg, "tcp: connection between %s and %s at %s (%s) lost: %s. The peer process died, or "
-             "its host or the network between them went down", me, him, addr[0] ? addr : "?", p->rail->ifc.name,
+    snprintf(msg, sizeof msg, "tcp: connection between %s and %s at %s%s lost: %s. The peer process died, or "
+             "its host or the network between them went down", me, him, addr[0] ? addr : "?", plx_tcp_rail_label(p),
              what);
     plx_tcp_link_fail(p, msg, ended);
 }
@@ -737,10 +745,10 @@ static void plx_tcp_connect_failed(struct plx_tcp_peer *p, const char *why)
     plx_tcp_who(plx_procs.my_lpid, me, sizeof me);
     plx_tcp_who(p->lpid, him, sizeof him);
     int len = snprintf(msg, sizeof msg,
-                       "tcp: %s cannot connect to %s over %s: %s%s%s. Check that the hosts reach each other at these "
+                       "tcp: %s cannot connect to %s%s: %s%s%s. Check that the hosts reach each other at these "
                        "addresses; PLEXUS_IFACES chooses the interfaces, PLEXUS_TCP_PORTS the ports (firewalls), "
                        "PLEXUS_TCP_CONNECT_TIMEOUT the time allowed",
-                       me, him, p->rail->ifc.name, why, p->tried[0] ? "; tried " : "", p->tried);
+                       me, him, plx_tcp_rail_label(p), why, p->tried[0] ? "; tried " : "", p->tried);
     if (len >= (int)sizeof msg)
         plx_debug(1, "tcp: the connect failure message was cut at %zu bytes", sizeof msg - 1);
     plx_tcp_link_fail(p, msg, 0);
