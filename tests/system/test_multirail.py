@@ -148,13 +148,23 @@ def rail_job_argv(c, mpiexec, args, genv=None, ifaces=None, timeout=90, nranks=2
 LAUNCHER_ENV = {"PLEXUS_IFACES": "ctl0"}
 
 
+def summary(job):
+    """A job's output for a failure message: stdout without all but the last
+    few progress lines, and the end of stderr."""
+    out = job.stdout.splitlines()
+    progress = [l for l in out if re.match(r"rail_exchange: rank \d msg ", l)]
+    keep = [l for l in out if l not in progress] + progress[-6:]
+    return "\nstdout (progress lines cut):\n%s\nstderr:\n%s" % ("\n".join(keep)[-4000:],
+                                                                job.stderr[-4000:])
+
+
 def done_lines(out, total=TOTAL_MIB * MiB, nmsg=NMSG):
     return ["rail_exchange: rank %d done: checked %d bytes in %d messages, 0 errors"
             % (r, total, nmsg) for r in (0, 1)]
 
 
 def assert_exchange_ok(job, rc, total=TOTAL_MIB * MiB, nmsg=NMSG):
-    where = "\nstdout:\n%s\nstderr:\n%s" % (job.stdout[-4000:], job.stderr[-4000:])
+    where = summary(job)
     assert rc == 0, "exit status %s%s" % (rc, where)
     for line in done_lines(job.stdout, total, nmsg):
         assert line in job.stdout, line + where
@@ -343,7 +353,7 @@ def test_only_rail_cut_ends_job(mpiexec, rail_exchange, tcp_transport, rail_host
 
 
 def check_all_lost(job, rc, c, nrails, handler):
-    where = "\nstdout:\n%s\nstderr:\n%s" % (job.stdout[-3000:], job.stderr[-3000:])
+    where = summary(job)
     assert "done: checked" not in job.stdout, where
     assert "wrong at byte" not in job.stderr, where
     if handler == "fatal":
