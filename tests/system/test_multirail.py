@@ -41,7 +41,6 @@ import time
 import pytest
 
 import netns
-from conftest import run
 
 # ---- guards: is the multirail implementation in this build? ---------------------------------
 # Remove these (and the fixtures' skips) once multirail TCP has landed.
@@ -158,7 +157,7 @@ def summary(job):
                                                                 job.stderr[-4000:])
 
 
-def done_lines(out, total=TOTAL_MIB * MiB, nmsg=NMSG):
+def done_lines(total=TOTAL_MIB * MiB, nmsg=NMSG):
     return ["rail_exchange: rank %d done: checked %d bytes in %d messages, 0 errors"
             % (r, total, nmsg) for r in (0, 1)]
 
@@ -166,7 +165,7 @@ def done_lines(out, total=TOTAL_MIB * MiB, nmsg=NMSG):
 def assert_exchange_ok(job, rc, total=TOTAL_MIB * MiB, nmsg=NMSG):
     where = summary(job)
     assert rc == 0, "exit status %s%s" % (rc, where)
-    for line in done_lines(job.stdout, total, nmsg):
+    for line in done_lines(total, nmsg):
         assert line in job.stdout, line + where
     assert "wrong at byte" not in job.stderr, where
 
