@@ -401,8 +401,8 @@ class RailCluster:
         directions): no error, no RST, the carrier stays up. Silence."""
         for host in hosts or self.hosts:
             script = ('table netdev %s%d {\n chain in {\n  type filter hook ingress device "%s" '
-                      'priority -500; policy accept;\n  counter drop\n }\n}\n'
-                      % (NFT_TABLE, rail, self.iface(rail)))
+                      'priority -500; policy accept;\n  ip protocol tcp counter drop\n  drop\n'
+                      ' }\n}\n' % (NFT_TABLE, rail, self.iface(rail)))
             _run_in(host, ["nft", "-f", "-"], input=script)
 
     def unblackhole(self, rail, hosts=None):
@@ -411,7 +411,8 @@ class RailCluster:
                     check=False)
 
     def blackholed_packets(self, host, rail):
-        """Packets the rail's blackhole dropped on host (None: no blackhole)."""
+        """TCP packets the rail's blackhole dropped on host (None: no blackhole);
+        ARP and IPv6 neighbour discovery are dropped too, not counted."""
         res = _run_in(host, ["nft", "list", "table", "netdev", "%s%d" % (NFT_TABLE, rail)],
                       check=False)
         m = re.search(r"counter packets (\d+)", res.stdout)

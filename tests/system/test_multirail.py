@@ -26,7 +26,8 @@ What needs the multirail implementation (skipped, saying so, until the build
 has it): striping over two rails, failover with a rail down and back, with a
 silent blackhole, three rails with two cut, all of two rails cut, and the
 PLEXUS_ROUTE rules. The guards are MULTIRAIL_SETTING and ROUTE_SETTING below:
-the implementation is taken to be there when plexus-info lists the setting.
+the implementation is taken to be there when plexus-info lists the setting
+(PLX_TEST_MULTIRAIL=force runs them regardless).
 
 Needs root, iproute2 and nftables (scripts/install-deps.sh); skipped with
 the reason otherwise.
@@ -40,12 +41,13 @@ import time
 import pytest
 
 import netns
-from conftest import run
 
 # ---- guards: is the multirail implementation in this build? ---------------------------------
 # Remove these (and the fixtures' skips) once multirail TCP has landed.
+# PLX_TEST_MULTIRAIL=force runs the guarded tests whatever plexus-info says.
 MULTIRAIL_SETTING = "PLEXUS_TCP_RAILS"
 ROUTE_SETTING = "PLEXUS_ROUTE"
+FORCE = os.environ.get("PLX_TEST_MULTIRAIL") == "force"
 
 MiB = 1 << 20
 TOTAL_MIB = 256                     # each rank sends this much in an exchange
@@ -76,7 +78,7 @@ def tcp_transport(build_dir):
 @pytest.fixture(scope="session")
 def multirail(build_dir, tcp_transport):
     """Skips the test while the build has no multirail TCP."""
-    if MULTIRAIL_SETTING not in (_plexus_info(build_dir) or ""):
+    if not FORCE and MULTIRAIL_SETTING not in (_plexus_info(build_dir) or ""):
         pytest.skip("needs multirail TCP (issue 11): plexus-info lists no %s setting in this "
                     "build" % MULTIRAIL_SETTING)
     return True
@@ -85,7 +87,7 @@ def multirail(build_dir, tcp_transport):
 @pytest.fixture(scope="session")
 def route_rules(build_dir, tcp_transport):
     """Skips the test while the build has no PLEXUS_ROUTE."""
-    if ROUTE_SETTING not in (_plexus_info(build_dir) or ""):
+    if not FORCE and ROUTE_SETTING not in (_plexus_info(build_dir) or ""):
         pytest.skip("needs routing rules (issue 11): plexus-info lists no %s setting in this "
                     "build" % ROUTE_SETTING)
     return True
@@ -145,15 +147,25 @@ def rail_job_argv(c, mpiexec, args, genv=None, ifaces=None, timeout=90, nranks=2
 LAUNCHER_ENV = {"PLEXUS_IFACES": "ctl0"}
 
 
-def done_lines(out, total=TOTAL_MIB * MiB, nmsg=NMSG):
+def summary(job):
+    """A job's output for a failure message: stdout without all but the last
+    few progress lines, and the end of stderr."""
+    out = job.stdout.splitlines()
+    progress = [l for l in out if re.match(r"rail_exchange: rank \d msg ", l)]
+    keep = [l for l in out if l not in progress] + progress[-6:]
+    return "\nstdout (progress lines cut):\n%s\nstderr:\n%s" % ("\n".join(keep)[-4000:],
+                                                                job.stderr[-4000:])
+
+
+def done_lines(total=TOTAL_MIB * MiB, nmsg=NMSG):
     return ["rail_exchange: rank %d done: checked %d bytes in %d messages, 0 errors"
             % (r, total, nmsg) for r in (0, 1)]
 
 
 def assert_exchange_ok(job, rc, total=TOTAL_MIB * MiB, nmsg=NMSG):
-    where = "\nstdout:\n%s\nstderr:\n%s" % (job.stdout[-4000:], job.stderr[-4000:])
+    where = summary(job)
     assert rc == 0, "exit status %s%s" % (rc, where)
-    for line in done_lines(job.stdout, total, nmsg):
+    for line in done_lines(total, nmsg):
         assert line in job.stdout, line + where
     assert "wrong at byte" not in job.stderr, where
 
@@ -340,7 +352,7 @@ def test_only_rail_cut_ends_job(mpiexec, rail_exchange, tcp_transport, rail_host
 
 
 def check_all_lost(job, rc, c, nrails, handler):
-    where = "\nstdout:\n%s\nstderr:\n%s" % (job.stdout[-3000:], job.stderr[-3000:])
+    where = summary(job)
     assert "done: checked" not in job.stdout, where
     assert "wrong at byte" not in job.stderr, where
     if handler == "fatal":
@@ -484,10 +496,31 @@ def test_all_rails_cut_ends_job(mpiexec, rail_exchange, multirail, rail_hosts, m
     check_all_lost(job, rc, c, 2, handler)
 
 
+@pytest.mark.mpi
+def test_rail_that_reaches_no_peer(mpiexec, rail_exchange, multirail, rail_hosts, marker,
+                                   launch):
+    # rail 1 is down on the second host from the start: the first host's eth1
+    # reaches no peer. The job neither hangs nor fails: every byte goes over
+    # rail 0, tcp1 carries nothing, and with PLEXUS_DEBUG the first rank says
+    # something about eth1 (issue 11: one warning)
+    c = rail_hosts(2, 2)
+    c.rail_down(1, c.hosts[1])
+    job = launch(rail_job_argv(c, mpiexec, [rail_exchange, "exchange", "-n", 64, "-m", "4M",
+                                            marker], genv={"PLEXUS_DEBUG": "1"}),
+                 timeout=120, env=LAUNCHER_ENV)
+    assert_exchange_ok(job, job.proc.returncode, total=64 * MiB, nmsg=16)
+    where = job.stderr[-3000:]
+    stats = parse_stats(job.stderr)
+    assert_payload_counted(stats, 64 * MiB, where)
+    for r, p in ((0, 1), (1, 0)):
+        assert channel_bytes(stats, r, p).get("tcp1", 0) == 0, (r, stats, where)
+    assert any("eth1" in l for l in job.stderr.splitlines() if l.startswith("plexus[0]")), where
+
+
 # ---- PLEXUS_ROUTE (needs the router) -----------------------------------------------------------
 
 NSMALL, SMALL = 1000, 1024
-NLARGE, LARGE = 20, MiB
+NLARGE, LARGE = 16, 4 * MiB         # 4 MiB: large enough to be striped (issue 11: 4-64 MiB)
 SLOP = 4096         # payload of the job's own small messages, if any, besides the test's
 
 
@@ -499,7 +532,7 @@ SLOP = 4096         # payload of the job's own small messages, if any, besides t
 ])
 def test_route_rules_are_honoured(mpiexec, rail_exchange, route_rules, rail_hosts, marker,
                                   launch, rules, small_on, large_on):
-    # 1000 messages of 1 KiB, then 20 of 1 MiB, each way: the report shows
+    # 1000 messages of 1 KiB, then 16 of 4 MiB, each way: the report shows
     # the small band on the channel of the first rule and the large band on
     # the channel(s) of the second (striped over both rails for tcp*)
     c = rail_hosts(2, 2)
