@@ -22,12 +22,9 @@ over one tbf-limited rail that must carry all of it; the only rail cut ends
 the job naming ranks, hosts and address (and MPIX_ERR_PROC_FAILED with
 MPI_ERRORS_RETURN); the topology helpers themselves.
 
-What needs the multirail implementation (skipped, saying so, until the build
-has it): striping over two rails, failover with a rail down and back, with a
-silent blackhole, three rails with two cut, all of two rails cut, and the
-PLEXUS_ROUTE rules. The guards are MULTIRAIL_SETTING and ROUTE_SETTING below:
-the implementation is taken to be there when plexus-info lists the setting
-(PLX_TEST_MULTIRAIL=force runs them regardless).
+Multirail: striping over two rails, failover with a rail down and back, with
+a silent blackhole, three rails with two cut, all of two rails cut, and the
+PLEXUS_ROUTE rules.
 
 Needs root, iproute2 and nftables (scripts/install-deps.sh); skipped with
 the reason otherwise.
@@ -41,13 +38,6 @@ import time
 import pytest
 
 import netns
-
-# ---- guards: is the multirail implementation in this build? ---------------------------------
-# Remove these (and the fixtures' skips) once multirail TCP has landed.
-# PLX_TEST_MULTIRAIL=force runs the guarded tests whatever plexus-info says.
-MULTIRAIL_SETTING = "PLEXUS_TCP_RAILS"
-ROUTE_SETTING = "PLEXUS_ROUTE"
-FORCE = os.environ.get("PLX_TEST_MULTIRAIL") == "force"
 
 MiB = 1 << 20
 TOTAL_MIB = 256                     # each rank sends this much in an exchange
@@ -77,19 +67,13 @@ def tcp_transport(build_dir):
 
 @pytest.fixture(scope="session")
 def multirail(build_dir, tcp_transport):
-    """Skips the test while the build has no multirail TCP."""
-    if not FORCE and MULTIRAIL_SETTING not in (_plexus_info(build_dir) or ""):
-        pytest.skip("needs multirail TCP (issue 11): plexus-info lists no %s setting in this "
-                    "build" % MULTIRAIL_SETTING)
+    """Multirail TCP (every test host's rails): needs only the TCP transport."""
     return True
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def route_rules(build_dir, tcp_transport):
-    """Skips the test while the build has no PLEXUS_ROUTE."""
-    if not FORCE and ROUTE_SETTING not in (_plexus_info(build_dir) or ""):
-        pytest.skip("needs routing rules (issue 11): plexus-info lists no %s setting in this "
-                    "build" % ROUTE_SETTING)
+    """PLEXUS_ROUTE: needs only the TCP transport."""
     return True
 
 

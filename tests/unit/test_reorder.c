@@ -25,58 +25,7 @@
 #define RTS_SIZE 3000
 #define EAGER_SIZE 16
 
-/* --- the mock transport: three instances reaching rank 1, capturing sends --- */
-
-struct sent { int ifc; struct plx_hdr h; uint64_t payload[4]; };
-static struct sent sent[4096];
-static int nsent;
-static const struct plx_tp_upcalls *up;
-static struct plx_tp_iface mock_ifc[NCHAN];
-
-static int mock_reaches(struct plx_tp_iface *ifc, int lpid) { return lpid == 1 || (lpid == 0 && ifc == &mock_ifc[0]); }
-
-static plx_status_t mock_send(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const struct iovec *iov,
-                              int n)
-{
-    struct sent *s = &sent[nsent++ % 4096];
-    s->ifc = (int)(ifc - mock_ifc);
-    s->h = *h;
-    size_t off = 0;
-    for (int i = 0; i < n && off < sizeof s->payload; i++) {
-        size_t m = PLX_MIN(iov[i].iov_len, sizeof s->payload - off);
-        memcpy((char *)s->payload + off, iov[i].iov_base, m);
-        off += m;
-    }
-    return PLX_OK;
-}
-
-static const struct plx_tp_ops mock_ops = { .reaches = mock_reaches, .send = mock_send };
-static const struct plx_tp_component mock_comp;
-
-static plx_status_t mock_open(const struct plx_tp_upcalls *u, int needed, struct plx_tp_iface **ifcs, int max, int *n)
-{
-    up = u;
-    for (int k = 0; k < NCHAN; k++) {
-        struct plx_tp_iface *ifc = &mock_ifc[k];
-        ifc->ops = &mock_ops;
-        ifc->comp = &mock_comp;
-        ifc->rail = k;
-        snprintf(ifc->name, sizeof ifc->name, "mock%d", k);
-        ifc->caps = (struct plx_tp_caps){ .max_packet = 1 << 20, .max_iov = 4, .eager_max = 1024,
-                                          .eager_credit = 1 << 20, .flags = PLX_TP_RELIABLE, .latency_class = 1 };
-        ifcs[k] = ifc;
-    }
-    *n = NCHAN;
-    return PLX_OK;
-}
-
-static int mock_poll(void) { return 0; }
-static void mock_finalize(void) {}
-static int mock_query(char *msg, size_t len) { snprintf(msg, len, "mock"); return 1; }
-
-static const struct plx_tp_component mock_comp = { .name = "mock", .query = mock_query, .open = mock_open,
-                                                   .poll = mock_poll, .finalize = mock_finalize };
-static const struct plx_tp_component *const mock_list[] = { &mock_comp };
+#include "mock_transport.h"
 
 /* --- rank 1's side ---------------------------------------------------------------- */
 
@@ -126,7 +75,7 @@ static void deliver_msg(int i, int k)
 /* Answers every CTS pt2pt sent and not answered yet with the message's
  * data: two pieces, the second first, over different channels, the first
  * twice. */
-static char answered[4096];
+static char answered[8192];
 
 static void answer_cts(void)
 {
