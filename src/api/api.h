@@ -22,19 +22,8 @@
 #include "core/lock.h"
 #include "core/objects.h"
 #include "core/plexus.h"
+#include "core/runtime.h"
 
-struct plx_runtime {
-    int initialized;
-    int finalized;
-    int thread_level;
-    pthread_t main_thread;
-    int world_rank;
-    int world_size;
-    int appnum;
-    int universe_size;
-    char hostname[MPI_MAX_PROCESSOR_NAME];
-};
-extern struct plx_runtime plx_rt;
 
 static inline void plx_api_lock(void)
 {
