@@ -910,6 +910,7 @@ int plx_route_poll(void)
     int work = 0;
     for (int i = 0; i < plx_route.ncomp; i++)
         work += plx_route.comp[i]->poll();
+    work += plx_route_rma_poll();
     if (plx_likely(plx_list_empty(&plx_route.owing) && plx_list_empty(&plx_route.resending) && !plx_route.ndown))
         return work;
     double now = plx_route_now();
@@ -1037,6 +1038,7 @@ static void plx_route_check(void)
 plx_status_t plx_route_init(void)
 {
     plx_pt2pt_upcalls(&plx_route.direct);
+    plx_route_rma_upcalls(&plx_route.direct);
     plx_route.direct.link_up = plx_route_link_up;
     plx_route.direct.link_failed = plx_route_link_failed;
     plx_route.direct.peer_failed = plx_pt2pt_peer_failed;

@@ -129,6 +129,26 @@ void plx_route_print_stats(struct plx_route_peer *rp, uint64_t sent, uint64_t se
  * rules in effect. */
 void plx_route_describe(void (*line)(const char *text, void *arg), void *arg);
 
+/* Remote memory (rma_am.c): the same five operations on every channel,
+ * native where the channel has remote memory, else active messages executed
+ * by the target's progress engine. A key names a registered region of the
+ * target; an operation outside every region fails with PLX_ERR_RANGE and
+ * touches nothing. Each operation counts one (or, fragmented, several) on
+ * comp, completed when it is done at the target; flush completes once every
+ * operation issued to the peer before it is. `op` of atomic: PLX_TP_AT_*. */
+plx_status_t plx_route_mem_register(void *addr, size_t len, struct plx_tp_mr *mr);
+void plx_route_mem_deregister(struct plx_tp_mr *mr);
+plx_status_t plx_route_put(struct plx_route_peer *rp, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                           struct plx_tp_comp *comp);
+plx_status_t plx_route_get(struct plx_route_peer *rp, void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                           struct plx_tp_comp *comp);
+plx_status_t plx_route_atomic(struct plx_route_peer *rp, int op, uint64_t operand, uint64_t compare,
+                              uint64_t *result, uint64_t raddr, uint64_t rkey, struct plx_tp_comp *comp);
+plx_status_t plx_route_flush(struct plx_route_peer *rp, struct plx_tp_comp *comp);
+/* route.c: the fallback's packet handlers, and its answers waiting for room. */
+void plx_route_rma_upcalls(struct plx_tp_upcalls *up);
+int plx_route_rma_poll(void);
+
 /* pt2pt, for the loss of a peer's last channel: decides whether the job
  * ends (no communicator holding it returns errors) or its requests fail. */
 void plx_pt2pt_peer_lost(int lpid, const char *why, int ended);
