@@ -436,6 +436,8 @@ int PMPI_Cancel(MPI_Request *request)
     plx_api_check_init(fn);
     if (!request)
         return plx_api_null_arg(NULL, fn, "request");
+    if (*request == MPI_REQUEST_NULL)   /* as MPI_Request_free, MPICH and Open MPI */
+        return plx_api_err(NULL, fn, MPI_ERR_REQUEST, "argument 'request' is MPI_REQUEST_NULL");
     plx_api_lock();
     struct plx_request *r;
     int rc = plx_api_req(*request, &r, fn, "request");

@@ -622,6 +622,7 @@ struct plx_datatype *plx_dt_dup(struct plx_datatype *old)
     plx_dt_set_child(d, 0, old);
     plx_dt_copy_shape(d, old);
     plx_dt_finish_runs(d, plx_copy_layout, NULL);
+    d->committed = old->committed;  /* MPI: the duplicate has the same committed state */
     return d;
 }
 

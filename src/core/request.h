@@ -105,14 +105,20 @@ void plx_request_status(const struct plx_request *r, MPI_Status *st);
 /* Prints every pending request to stderr (mpiexec --timeout). */
 void plx_request_dump_pending(void);
 
+/* The 63-bit byte count is split over two ints (see mpi.h); both halves are
+ * handled as unsigned so that bit 62 of the count (bit 31 of
+ * count_hi_and_cancelled) is not taken for a sign and spread by the shift. */
 static inline void plx_status_set_bytes(MPI_Status *st, MPI_Count bytes)
 {
-    st->count_lo = (int)(bytes & 0xffffffff);
-    st->count_hi_and_cancelled = (st->count_hi_and_cancelled & 1) | (int)((bytes >> 32) << 1);
+    uint64_t b = (uint64_t)bytes;
+    uint32_t hi = (uint32_t)(b >> 32) << 1 | ((uint32_t)st->count_hi_and_cancelled & 1u);
+    st->count_lo = (int)(uint32_t)b;
+    st->count_hi_and_cancelled = (int)hi;
 }
 static inline MPI_Count plx_status_get_bytes(const MPI_Status *st)
 {
-    return (MPI_Count)(unsigned)st->count_lo | ((MPI_Count)(st->count_hi_and_cancelled >> 1) << 32);
+    uint64_t hi = (uint32_t)st->count_hi_and_cancelled >> 1;
+    return (MPI_Count)(hi << 32 | (uint32_t)st->count_lo);
 }
 
 #endif
