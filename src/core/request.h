@@ -100,7 +100,8 @@ void plx_request_foreach_blocked(void (*fn)(void *obj, void *arg), void *arg);
 void plx_request_complete(struct plx_request *r);
 /* Drops the request (handle invalid afterwards). */
 void plx_request_free(struct plx_request *r);
-/* Fills an MPI_Status (may be MPI_STATUS_IGNORE) from r. */
+/* Fills an MPI_Status (may be MPI_STATUS_IGNORE) from r; MPI_ERROR only when
+ * r failed (a success leaves the caller's value, MPI 3.2.5). */
 void plx_request_status(const struct plx_request *r, MPI_Status *st);
 /* Prints every pending request to stderr (mpiexec --timeout). */
 void plx_request_dump_pending(void);

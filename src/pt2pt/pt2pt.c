@@ -636,7 +636,6 @@ void plx_pt2pt_iprobe(struct plx_comm *c, int ctx, int src, int tag, int *found,
     if (u && st != MPI_STATUS_IGNORE) {
         st->MPI_SOURCE = u->src;
         st->MPI_TAG = u->tag;
-        st->MPI_ERROR = MPI_SUCCESS;
         st->count_hi_and_cancelled = 0;
         plx_status_set_bytes(st, (MPI_Count)u->size);
     }
