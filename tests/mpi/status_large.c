@@ -45,6 +45,8 @@ int main(int argc, char **argv)
         (MPI_Count)0x7fffffff00000000, INT64_MAX - 1, INT64_MAX,
     };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        if (counts[i] == INT64_MAX && plx_lib_is("MPICH"))
+            continue;   /* MPICH asserts count * size < MPI_COUNT max */
         round_trip(counts[i], 0);
         round_trip(counts[i], 1);
     }
