@@ -19,6 +19,7 @@
 #include <string.h>
 #include "api/api.h"
 #include "coll/algo.h"
+#include "coll/coll.h"
 #include "core/datatype.h"
 
 #pragma weak MPI_Dims_create = PMPI_Dims_create
@@ -157,11 +158,22 @@ static int plx_topo_comm_rank(MPI_Comm h, int kind, int rank, struct plx_comm **
     return MPI_SUCCESS;
 }
 
+/* An internal collective of a topology call failed: the error names the
+ * call; a lost member is MPIX_ERR_PROC_FAILED, anything else says what it was. */
+static int plx_topo_coll_err(struct plx_comm *c, const char *fn, plx_status_t st, const char *what)
+{
+    if (st == PLX_ERR_PROC_FAILED)
+        return plx_api_err(c, fn, MPIX_ERR_PROC_FAILED, "%s with the other ranks failed: a member process was lost",
+                           what);
+    return plx_api_err(c, fn, plx_status_to_class(st), "%s with the other ranks failed (internal status %d)", what,
+                       (int)st);
+}
+
 /* Splits off the first n ranks of c (no reordering) and attaches t to the
  * new communicator; ranks past n get MPI_COMM_NULL (and t is freed there). */
 static int plx_topo_attach(struct plx_comm *c, int n, struct plx_topo *t, MPI_Comm *newcomm, const char *fn)
 {
-    int rc = PMPI_Comm_split(c->obj.handle, c->rank < n ? 0 : MPI_UNDEFINED, c->rank, newcomm);
+    int rc = plx_api_comm_split(c, c->rank < n ? 0 : MPI_UNDEFINED, c->rank, newcomm, fn);
     if (rc != MPI_SUCCESS || *newcomm == MPI_COMM_NULL) {
         plx_topo_free(t);
         return rc;
@@ -529,7 +541,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     }
     s->ndims = nd;
     free(co);
-    rc = PMPI_Comm_split(comm, color, key, newcomm);
+    rc = plx_api_comm_split(c, color, key, newcomm, fn);
     if (rc == MPI_SUCCESS) {
         struct plx_comm *nc = plx_obj_lookup(&plx_comm_tab, *newcomm);
         rc = plx_attr_set(&nc->attrs, nc->obj.handle, plx_topo_keyval(), s);
@@ -771,8 +783,13 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
         return rc;
     }
     int p = c->size;
-    int weighted = weights != MPI_UNWEIGHTED, any_weighted = 0;
-    PMPI_Allreduce(&weighted, &any_weighted, 1, MPI_INT, MPI_MAX, comm);
+    uint64_t any_weighted = weights != MPI_UNWEIGHTED;
+    plx_status_t st = plx_coll_allreduce_u64(&any_weighted, 1, PLX_COLL_MAX, c, PLX_COLL_TAG_TOPO);
+    if (st != PLX_OK) {
+        plx_api_unlock();
+        return plx_topo_coll_err(c, fn, st, "agreeing on weights");
+    }
+    int weighted = weights != MPI_UNWEIGHTED;
     int *scnt = plx_calloc((size_t)p, sizeof(int)), *rcnt = plx_calloc((size_t)p, sizeof(int));
     int *sdis = plx_calloc((size_t)p + 1, sizeof(int)), *rdis = plx_calloc((size_t)p + 1, sizeof(int));
     for (int i = 0, e = 0; i < n; i++)
@@ -793,14 +810,35 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
             o[0] = 1, o[1] = s, o[2] = w;        /* in-edge of d */
             fill[d] += 3;
         }
-    PMPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, comm);
-    for (int r = 0; r < p; r++)
-        rdis[r + 1] = rdis[r] + rcnt[r];
-    int *rbuf = plx_malloc(((size_t)rdis[p] + 1) * sizeof(int));
-    PMPI_Alltoallv(sbuf, scnt, sdis, MPI_INT, rbuf, rcnt, rdis, MPI_INT, comm);
+    /* the counts, then the triples: byte sizes and offsets for plx_coll_alltoallv */
+    size_t *sz = plx_malloc(4 * (size_t)p * sizeof *sz), *sb = sz + p, *so = sz + 2 * (size_t)p,
+           *ro = sz + 3 * (size_t)p;
+    for (int r = 0; r < p; r++) {
+        sz[r] = sizeof(int);
+        so[r] = (size_t)r * sizeof(int);
+    }
+    int *rbuf = NULL;
+    st = plx_coll_alltoallv(scnt, sz, so, rcnt, sz, so, c, PLX_COLL_TAG_TOPO);
+    if (st == PLX_OK) {
+        for (int r = 0; r < p; r++) {
+            rdis[r + 1] = rdis[r] + rcnt[r];
+            sb[r] = (size_t)scnt[r] * sizeof(int);
+            so[r] = (size_t)sdis[r] * sizeof(int);
+            sz[r] = (size_t)rcnt[r] * sizeof(int);
+            ro[r] = (size_t)rdis[r] * sizeof(int);
+        }
+        rbuf = plx_malloc(((size_t)rdis[p] + 1) * sizeof(int));
+        st = plx_coll_alltoallv(sbuf, sb, so, rbuf, sz, ro, c, PLX_COLL_TAG_TOPO);
+    }
+    free(sz);
+    if (st != PLX_OK) {
+        free(scnt), free(rcnt), free(sdis), free(rdis), free(sbuf), free(fill), free(rbuf);
+        plx_api_unlock();
+        return plx_topo_coll_err(c, fn, st, "exchanging the edges");
+    }
     struct plx_topo *t = plx_calloc(1, sizeof *t);
     t->kind = MPI_DIST_GRAPH;
-    t->weighted = any_weighted;
+    t->weighted = any_weighted != 0;
     for (int i = 0; i < rdis[p]; i += 3) {
         if (rbuf[i])
             t->nin++;
