@@ -48,7 +48,8 @@ struct plx_request {
     uint8_t truncated;
     uint8_t push;               /* send, non-contiguous rendezvous: PLX_PUSH_* (pt2pt.c) */
     uint8_t rndv_out;           /* send: its RTS is out and it is counted in plx_rndv_sends */
-    uint8_t failed_part;        /* collective step: the sender's collective had failed (PLX_PKT_F_FAILED) */
+    uint8_t failed_part;        /* collective step: the sender's collective had failed (PLX_PKT_F_FAILED):
+                                 * PLX_PART_LOST (a member was lost) or PLX_PART_OTHER (PLX_PKT_F_OTHER) */
     int cc;
     struct plx_comm *comm;      /* referenced while the request lives */
     int rank;                   /* peer rank in comm (or MPI_ANY_SOURCE) */
@@ -98,6 +99,8 @@ void plx_request_unblock(struct plx_request *r);
 void plx_request_foreach_blocked(void (*fn)(void *obj, void *arg), void *arg);
 /* Called when cc reaches 0 by the layer that completed it. */
 void plx_request_complete(struct plx_request *r);
+/* failed_part values */
+enum { PLX_PART_OK = 0, PLX_PART_LOST = 1, PLX_PART_OTHER = 2 };
 /* Drops the request (handle invalid afterwards). */
 void plx_request_free(struct plx_request *r);
 /* Fills an MPI_Status (may be MPI_STATUS_IGNORE) from r; MPI_ERROR only when
