@@ -8,6 +8,9 @@
 #   bench:  openmpi + mpich (side-by-side comparison), matplotlib (plots)
 set -euo pipefail
 pkgs=(gcc make cmake pkg-config python3 python3-pytest iproute2 procps mpich libmpich-dev)
+# fuzz targets and the ThreadSanitizer build (issue 19): clang, with libFuzzer
+# and the sanitizer runtimes
+pkgs+=(clang libclang-rt-14-dev)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(openmpi-bin libopenmpi-dev python3-matplotlib)
 fi
