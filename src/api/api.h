@@ -41,6 +41,10 @@ int plx_api_err(struct plx_comm *comm, const char *fn, int errclass, const char 
 /* Invoke comm's handler on an existing code; returns code. */
 int plx_api_err_code(struct plx_comm *comm, int code);
 
+/* MPI_Comm_split's work for calls built on it (topologies): errors are
+ * raised on c naming fn, the call the user made. Caller holds the lock. */
+int plx_api_comm_split(struct plx_comm *c, int color, int key, MPI_Comm *newcomm, const char *fn);
+
 /* Ends the job when MPI is not initialized or already finalized. */
 void plx_api_check_init(const char *fn);
 

@@ -17,6 +17,16 @@
 #include "pt2pt/pt2pt_impl.h"
 #include "route/route.h"
 
+/* A failed collective step's reason (request.h) in packet flags, and back. */
+static inline int plx_part_flags(int part)
+{
+    return part == PLX_PART_OK ? 0 : PLX_PKT_F_FAILED | (part == PLX_PART_OTHER ? PLX_PKT_F_OTHER : 0);
+}
+static inline uint8_t plx_part_of_flags(int flags)
+{
+    return !(flags & PLX_PKT_F_FAILED) ? PLX_PART_OK : (flags & PLX_PKT_F_OTHER) ? PLX_PART_OTHER : PLX_PART_LOST;
+}
+
 plx_status_t plx_pt2pt_init(void)
 {
     plx_p2p.npeers = plx_procs.n;
@@ -192,7 +202,7 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
     plx_status_t st;
     if (r->bytes <= p->eager_max && p->credits >= cost) {
         h.type = PLX_PKT_EAGER;
-        h.flags = (r->mode == PLX_MODE_SYNC ? PLX_PKT_F_SYNC : 0) | (r->failed_part ? PLX_PKT_F_FAILED : 0);
+        h.flags = (r->mode == PLX_MODE_SYNC ? PLX_PKT_F_SYNC : 0) | plx_part_flags(r->failed_part);
         h.len = r->bytes;
         struct iovec iov[PLX_SEND_IOV_MAX];     /* not zeroed: only the first niov are read */
         iov[0].iov_base = r->data;
@@ -216,8 +226,7 @@ static plx_status_t plx_emit_msg(struct plx_peer *p, struct plx_request *r)
     struct plx_rts rts = { .size = r->bytes, .addr = (uint64_t)(uintptr_t)r->data };
     h.type = PLX_PKT_RTS;
     h.flags = r->push == PLX_PUSH_WRITE ? PLX_PKT_F_PUSH : r->push == PLX_PUSH_PACK_STREAM ? PLX_PKT_F_NOREAD : 0;
-    if (plx_unlikely(r->failed_part))
-        h.flags |= PLX_PKT_F_FAILED;
+    h.flags |= plx_part_flags(r->failed_part);
     h.len = sizeof rts;
     struct iovec iov = { &rts, sizeof rts };
     st = plx_peer_send(p, r->ctx, r->bytes, &h, &iov, 1);
@@ -478,7 +487,7 @@ static void plx_deliver_eager(struct plx_request *r, int lpid, int src, int tag,
 {
     r->st_source = src;
     r->st_tag = tag;
-    r->failed_part = (flags & PLX_PKT_F_FAILED) != 0;
+    r->failed_part = plx_part_of_flags(flags);
     size_t n = PLX_MIN(size, r->bytes);
     if (size > r->bytes)
         plx_recv_truncation(r, size);
@@ -506,7 +515,7 @@ static void plx_deliver_rts(struct plx_request *r, int lpid, int src, int tag, i
 {
     r->st_source = src;
     r->st_tag = tag;
-    r->failed_part = (flags & PLX_PKT_F_FAILED) != 0;
+    r->failed_part = plx_part_of_flags(flags);
     r->peer_lpid = lpid;
     size_t n = PLX_MIN(size, r->bytes);
     if (size > r->bytes)
@@ -634,7 +643,6 @@ void plx_pt2pt_iprobe(struct plx_comm *c, int ctx, int src, int tag, int *found,
     if (u && st != MPI_STATUS_IGNORE) {
         st->MPI_SOURCE = u->src;
         st->MPI_TAG = u->tag;
-        st->MPI_ERROR = MPI_SUCCESS;
         st->count_hi_and_cancelled = 0;
         plx_status_set_bytes(st, (MPI_Count)u->size);
     }

@@ -69,6 +69,7 @@ enum plx_pkt_type {
 #define PLX_PKT_F_NOREAD    0x8 /* RTS: not readable in place (packed as it streams): answer CTS */
 #define PLX_PKT_F_FAILED    0x10 /* EAGER/RTS of a collective step whose sender had already failed
                                      * (a member was lost): its data is not to be trusted */
+#define PLX_PKT_F_OTHER     0x20 /* with F_FAILED: it failed for another reason than a lost member */
 #define PLX_PKT_F_TRANSPORT 0x80 /* reserved for a transport's own use; others ignore it */
 
 /* 40 bytes, the same for every transport. */
