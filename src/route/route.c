@@ -10,9 +10,10 @@
  * acknowledgement passes it; at most PLX_REL_WINDOW records, beyond which a
  * send is BUSY. Receiver: rcv_next (every lseq below it arrived) and a
  * bitmap of what arrived above it, within the window; a packet already seen
- * is dropped; an acknowledgement rides on every packet to the peer, and
- * goes alone (ACK) when PLX_REL_ACK_EVERY packets are owed, or from the
- * poll once PLX_REL_ACK_DELAY has passed. A zero-copy piece completes its
+ * is dropped; the cumulative acknowledgement goes back as an ACK packet
+ * when PLX_REL_ACK_EVERY packets are owed, or from the poll once
+ * PLX_REL_ACK_DELAY has passed or it has nothing else to do (it rides in
+ * no other header: the header stays 32 bytes for every transport). A zero-copy piece completes its
  * send only when it is acknowledged and no write of it is still with a
  * transport. When a channel fails, every record last sent on it goes again
  * on the channels left (same lseq; the receiver drops duplicates). Cost:
@@ -37,6 +38,7 @@
 #define PLX_REL_ACK_DELAY 100e-6        /* seconds an acknowledgement may wait for a packet to ride on */
 #define PLX_ROUTE_RETRY 1.0             /* seconds between probes of a failed channel */
 #define PLX_ROUTE_MAX_RULES 16
+#define PLX_ROUTE_PIECE_MAX ((size_t)1 << 30)  /* largest DATA piece */
 
 /* The components, in the order of preference for a tie of latency class. */
 static const struct plx_tp_component *const plx_route_components[] = {
@@ -497,7 +499,7 @@ static void plx_rel_send_ack(struct plx_route_peer *rp)
     struct plx_chan *ch = plx_route_pick(rp, PLX_RC_PT2PT, 0);
     if (!ch)
         return;
-    struct plx_hdr h = { .type = PLX_PKT_ACK, .ack = rp->rel->rcv_next };
+    struct plx_hdr h = { .type = PLX_PKT_ACK, .sreq = rp->rel->rcv_next };
     if (ch->ifc->ops->send(ch->ifc, rp->lpid, &h, NULL, 0) == PLX_OK) {
         rp->rel->owed = 0;
         plx_list_remove(&rp->rel->owe_link);
@@ -512,8 +514,8 @@ static int plx_rel_in(struct plx_route_peer *rp, const struct plx_hdr *h, int ma
     if (!rp->rel)
         plx_rel_create(rp, 0);
     struct plx_rel *rel = rp->rel;
-    if (h->ack && mark)
-        plx_rel_acked(rp, h->ack);
+    if (h->type == PLX_PKT_ACK && mark)
+        plx_rel_acked(rp, (uint32_t)h->sreq);
     if (!h->lseq)
         return h->type != PLX_PKT_ACK && h->type != PLX_PKT_PING;
     if (plx_rel_dup(rel, h->lseq))
@@ -559,7 +561,7 @@ static void plx_route_recv(struct plx_tp_iface *ifc, int lpid, const struct plx_
     if (plx_unlikely(rp->lost))
         return;                 /* a peer given up on: what it still sends is not trusted */
     plx_route_count_in(rp, ifc, h);
-    if (plx_unlikely(h->lseq | h->ack | (h->type >= PLX_PKT_ACK && h->type <= PLX_PKT_PING)) &&
+    if (plx_unlikely(h->lseq | (h->type >= PLX_PKT_ACK && h->type <= PLX_PKT_PING)) &&
         !plx_rel_in(rp, h, 1))
         return;
     plx_route.direct.recv[h->type](ifc, lpid, h, payload);
@@ -583,7 +585,7 @@ static void plx_route_placed(struct plx_tp_iface *ifc, int lpid, const struct pl
     if (plx_unlikely(rp->lost))
         return;
     plx_route_count_in(rp, ifc, h);
-    if ((h->lseq | h->ack) && !plx_rel_in(rp, h, 1))
+    if (h->lseq && !plx_rel_in(rp, h, 1))
         return;
     plx_debug(3, "route: DATA lseq %u off %llu len %llu from rank %d over %s: placed", h->lseq,
               (unsigned long long)h->off, (unsigned long long)h->len, lpid, ifc->name);
@@ -604,7 +606,6 @@ static void plx_rel_write_done(struct plx_tp_comp *c)
 static plx_status_t plx_rel_emit(struct plx_route_peer *rp, struct plx_rel_rec *rec, struct plx_chan *ch)
 {
     struct plx_tp_iface *ifc = ch->ifc;
-    rec->h.ack = rp->rel->rcv_next;
     plx_status_t st;
     if (rec->zc) {
         struct iovec v = { (void *)rec->zc, rec->h.len };
@@ -626,10 +627,6 @@ static plx_status_t plx_rel_emit(struct plx_route_peer *rp, struct plx_rel_rec *
     ch->st_sent_pkts++;
     if (rec->h.type == PLX_PKT_EAGER || rec->h.type == PLX_PKT_DATA)
         ch->st_sent_bytes += rec->h.len;
-    if (rp->rel->owed) {
-        rp->rel->owed = 0;
-        plx_list_remove(&rp->rel->owe_link);
-    }
     return PLX_OK;
 }
 
@@ -676,18 +673,11 @@ plx_status_t plx_route_send_slow(struct plx_route_peer *rp, int cls, size_t size
         return PLX_BUSY;        /* every channel is down: the last failure reports the peer */
     struct plx_rel *rel = rp->rel;
     if (!rel || !rel->sender) {
-        struct plx_hdr hh = *h;
-        if (rel)
-            hh.ack = rel->rcv_next;
-        plx_status_t st = ch->ifc->ops->send(ch->ifc, rp->lpid, &hh, iov, iovcnt);
+        plx_status_t st = ch->ifc->ops->send(ch->ifc, rp->lpid, h, iov, iovcnt);
         if (st == PLX_OK) {
             ch->st_sent_pkts++;
             if (h->type == PLX_PKT_EAGER || h->type == PLX_PKT_DATA)
                 ch->st_sent_bytes += h->len;
-            if (rel && rel->owed) {
-                rel->owed = 0;
-                plx_list_remove(&rel->owe_link);
-            }
         }
         return st;
     }
@@ -736,7 +726,10 @@ plx_status_t plx_route_send_data(struct plx_route_peer *rp, int cls, size_t size
         if (!set[i]->ifc->ops->send_zcopy)
             return PLX_ERR_UNSUPPORTED;
     struct plx_rel *rel = rp->rel && rp->rel->sender ? rp->rel : NULL;
-    size_t chunk = n > 1 || rel ? PLX_MAX(plx_config.route_chunk, (size_t)4096) : SIZE_MAX;
+    /* one channel without acknowledgements: the whole message in one piece
+     * (below 4 GiB: the header's length is 32 bits) */
+    size_t chunk = n > 1 || rel ? PLX_MIN(PLX_MAX(plx_config.route_chunk, (size_t)4096), PLX_ROUTE_PIECE_MAX)
+                                : PLX_ROUTE_PIECE_MAX;
     while (*done < size) {
         struct plx_chan *ch = n == 1 ? set[0] : plx_route_least_backlog(rp, set, n, 2 * chunk);
         if (!ch)

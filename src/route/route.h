@@ -14,8 +14,8 @@
  * Channels that can fail on their own (TCP rails, as opposed to shared
  * memory, which fails only with the peer) get an acknowledgement layer as
  * soon as a peer has two of them: every packet carries a link sequence
- * number (hdr.lseq) and the receiver's cumulative acknowledgement
- * (hdr.ack, piggybacked or sent alone as ACK); a copy of each packet (for a
+ * number (hdr.lseq), and the receiver returns cumulative acknowledgements
+ * (ACK packets); a copy of each packet (for a
  * zero-copy DATA piece: a reference into the sender's buffer, whose send
  * completes only when acknowledged) is kept until acknowledged, so that
  * when a channel fails everything it had not delivered goes again on the

@@ -51,7 +51,7 @@ static int find(int from, int type)
 /* Rank 1 acknowledges everything below `ack`, on channel k. */
 static void ack(int k, uint32_t a)
 {
-    struct plx_hdr h = { .type = PLX_PKT_ACK, .ack = a };
+    struct plx_hdr h = { .type = PLX_PKT_ACK, .sreq = a };
     up->recv[PLX_PKT_ACK](&mock_ifc[k], 1, &h, NULL);
 }
 
