@@ -111,6 +111,7 @@ static struct {
     struct plx_list owing;
     struct plx_list resending;
     int ndown;                  /* channels down, over every peer */
+    int nextra;                 /* peers with extra channels in use (PLEXUS_ROUTE_EXTRA_PEERS) */
 } plx_route;
 
 static double plx_route_now(void)
@@ -417,6 +418,25 @@ static struct plx_chan *plx_route_pick(struct plx_route_peer *rp, int cls, size_
     return NULL;
 }
 
+/* Extra channels (the rails beyond a peer's first) cost a connection, memory
+ * and descriptors at both ends: a peer gets them for striping only once this
+ * process has sent it PLEXUS_ROUTE_EXTRA_BYTES, and at most
+ * PLEXUS_ROUTE_EXTRA_PEERS peers get them (the first to get there; MVAPICH's
+ * Aptus idea). Until then its messages go over one channel; failover may
+ * use any. */
+static int plx_route_extra_ok(struct plx_route_peer *rp)
+{
+    if (plx_likely(rp->extra))
+        return 1;
+    if (rp->sent_bytes < plx_config.route_extra_bytes || plx_route.nextra >= plx_config.route_extra_peers)
+        return 0;
+    rp->extra = 1;
+    plx_route.nextra++;
+    plx_debug(1, "route: rank %d's messages are striped over its %d channels from now on (%d of at most %d "
+              "peers)", rp->lpid, rp->nchan, plx_route.nextra, plx_config.route_extra_peers);
+    return 1;
+}
+
 /* The channels a message of `size` is striped over (working ones only). */
 static int plx_route_stripe_set(struct plx_route_peer *rp, int cls, size_t size, struct plx_chan **set)
 {
@@ -425,6 +445,10 @@ static int plx_route_stripe_set(struct plx_route_peer *rp, int cls, size_t size,
     if (r && !r->stripe) {
         set[0] = plx_route_rule_chan(rp, r);
         return 1;
+    }
+    if (!r && !plx_route_extra_ok(rp)) {     /* (a rule that stripes does so at once) */
+        set[0] = plx_route_pick(rp, cls, size);
+        return set[0] != NULL;
     }
     const char *comp = r ? r->target : NULL;
     if (!comp) {
@@ -672,6 +696,8 @@ plx_status_t plx_route_send_slow(struct plx_route_peer *rp, int cls, size_t size
     if (!ch)
         return PLX_BUSY;        /* every channel is down: the last failure reports the peer */
     struct plx_rel *rel = rp->rel;
+    if (h->type == PLX_PKT_EAGER)
+        rp->sent_bytes += h->len;
     if (!rel || !rel->sender) {
         plx_status_t st = ch->ifc->ops->send(ch->ifc, rp->lpid, h, iov, iovcnt);
         if (st == PLX_OK) {
@@ -738,7 +764,8 @@ plx_status_t plx_route_send_data(struct plx_route_peer *rp, int cls, size_t size
             return PLX_BUSY;
         size_t len = PLX_MIN(chunk, size - *done);
         h->off = *done;
-        h->len = len;
+        h->len = (uint32_t)len;
+        rp->sent_bytes += len;
         if (rel) {
             struct plx_rel_rec *rec = plx_rel_rec_new(rp, cls, size, h, NULL, 0);
             rec->zc = buf + *done;

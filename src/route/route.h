@@ -57,6 +57,8 @@ struct plx_route_peer {
     struct plx_chan *ctl;       /* control packets and, unless the rules say otherwise, small messages */
     struct plx_rel *rel;        /* acknowledgement layer, or NULL */
     int lost;                   /* the last channel failed: the peer is lost */
+    int extra;                  /* its messages may be striped over extra channels (see route.c) */
+    uint64_t sent_bytes;        /* message bytes sent, until `extra` */
 };
 
 /* Instances open in this process, by id. */
