@@ -47,15 +47,6 @@ static const struct plx_tp_component *const plx_route_components[] = {
 };
 #define PLX_ROUTE_NCOMP (sizeof plx_route_components / sizeof plx_route_components[0])
 
-/* What plx_route_init opens: the list above, or a test's (unit tests). */
-static const struct plx_tp_component *const *plx_route_list = plx_route_components;
-static size_t plx_route_nlist = PLX_ROUTE_NCOMP;
-
-void plx_route_use_components(const struct plx_tp_component *const *list, int n)
-{
-    plx_route_list = list;
-    plx_route_nlist = (size_t)n;
-}
 
 struct plx_tp_iface *plx_route_ifaces[PLX_ROUTE_MAX_IFACES];
 int plx_route_nifaces;
@@ -112,7 +103,18 @@ static struct {
     struct plx_list resending;
     int ndown;                  /* channels down, over every peer */
     int nextra;                 /* peers with extra channels in use (PLEXUS_ROUTE_EXTRA_PEERS) */
-} plx_route;
+    double next_probe;          /* when the poll looks for down channels to probe next */
+    int singleton;              /* started without a launcher: shared memory only */
+    /* what plx_route_init opens: plx_route_components, or a unit test's */
+    const struct plx_tp_component *const *list;
+    size_t nlist;
+} plx_route = { .list = plx_route_components, .nlist = PLX_ROUTE_NCOMP };
+
+void plx_route_use_components(const struct plx_tp_component *const *list, int n)
+{
+    plx_route.list = list;
+    plx_route.nlist = (size_t)n;
+}
 
 static double plx_route_now(void)
 {
@@ -264,8 +266,8 @@ static int plx_route_parse(const char *spec, char *err, size_t errlen)
 
 static int plx_route_is_component(const char *name)
 {
-    for (size_t i = 0; i < plx_route_nlist; i++)
-        if (!strcmp(plx_route_list[i]->name, name))
+    for (size_t i = 0; i < plx_route.nlist; i++)
+        if (!strcmp(plx_route.list[i]->name, name))
             return 1;
     return 0;
 }
@@ -481,11 +483,6 @@ static int plx_rel_dup(const struct plx_rel *rel, uint32_t lseq)
     return d < 0 || (d < PLX_REL_WINDOW && plx_rel_bit(rel, lseq));
 }
 
-static void plx_rel_free_rec(struct plx_rel_rec *rec)
-{
-    free(rec);
-}
-
 /* The record is acknowledged and no transport holds it: complete its send. */
 static void plx_rel_retire(struct plx_rel_rec *rec)
 {
@@ -494,7 +491,7 @@ static void plx_rel_retire(struct plx_rel_rec *rec)
         rec->user = NULL;
         plx_tp_comp_done(u, PLX_OK);
     }
-    plx_rel_free_rec(rec);
+    free(rec);
 }
 
 static void plx_rel_acked(struct plx_route_peer *rp, uint32_t ack)
@@ -712,7 +709,7 @@ plx_status_t plx_route_send_slow(struct plx_route_peer *rp, int cls, size_t size
     struct plx_rel_rec *rec = plx_rel_rec_new(rp, cls, size, h, iov, iovcnt);
     plx_status_t st = plx_rel_emit(rp, rec, ch);
     if (st != PLX_OK) {
-        plx_rel_free_rec(rec);
+        free(rec);
         return st;
     }
     plx_rel_track(rp, rec);
@@ -773,7 +770,7 @@ plx_status_t plx_route_send_data(struct plx_route_peer *rp, int cls, size_t size
             comp->count++;
             if (plx_rel_emit(rp, rec, ch) != PLX_OK) {
                 comp->count--;
-                plx_rel_free_rec(rec);
+                free(rec);
                 return PLX_BUSY;
             }
             plx_rel_track(rp, rec);
@@ -923,8 +920,6 @@ static int plx_route_probe_down(double now)
 
 /* --- progress ---------------------------------------------------------------------- */
 
-static double plx_route_next_probe;
-
 int plx_route_poll(void)
 {
     int work = 0;
@@ -945,8 +940,8 @@ int plx_route_poll(void)
             continue;
         plx_rel_send_ack(rel->rp);
     }
-    if (plx_route.ndown && now >= plx_route_next_probe) {
-        plx_route_next_probe = now + PLX_ROUTE_RETRY / 4;
+    if (plx_route.ndown && now >= plx_route.next_probe) {
+        plx_route.next_probe = now + PLX_ROUTE_RETRY / 4;
         work += plx_route_probe_down(now);
     }
     return work;
@@ -998,18 +993,16 @@ static int plx_route_needed(const struct plx_tp_component *c)
            (named && plx_procs.n > 1);
 }
 
-static int plx_route_singleton;
-
 plx_status_t plx_route_init_early(int singleton)
 {
     char err[400];
-    plx_route_singleton = singleton;
+    plx_route.singleton = singleton;
     if (plx_route_parse(plx_config.route, err, sizeof err) != 0) {
         fprintf(stderr, "plexus: MPI_Init: %s\n", err);
         return PLX_ERR_ARG;
     }
-    for (size_t i = 0; i < plx_route_nlist; i++) {
-        const struct plx_tp_component *c = plx_route_list[i];
+    for (size_t i = 0; i < plx_route.nlist; i++) {
+        const struct plx_tp_component *c = plx_route.list[i];
         if (c->init_early && plx_route_enabled(c->name) && !(singleton && strcmp(c->name, "shm")))
             c->init_early();
     }
@@ -1072,11 +1065,11 @@ plx_status_t plx_route_init(void)
     plx_route.npeers = plx_procs.n;
     plx_route.peers = plx_calloc((size_t)plx_procs.n, sizeof *plx_route.peers);
 
-    for (size_t i = 0; i < plx_route_nlist && plx_route.ncomp < 8; i++) {
-        const struct plx_tp_component *c = plx_route_list[i];
+    for (size_t i = 0; i < plx_route.nlist && plx_route.ncomp < 8; i++) {
+        const struct plx_tp_component *c = plx_route.list[i];
         if (!plx_route_enabled(c->name) && !(c->flags & PLX_TP_FATE_SHARED && plx_procs.nlocal == 1))
             continue;
-        if (plx_route_singleton && strcmp(c->name, "shm"))
+        if (plx_route.singleton && strcmp(c->name, "shm"))
             continue;
         int needed = plx_route_needed(c), n = 0;
         const struct plx_tp_upcalls *up = (c->flags & PLX_TP_FATE_SHARED) ? &plx_route.direct : &plx_route.routed;
@@ -1115,14 +1108,18 @@ void plx_route_finalize(void)
             while (!plx_list_empty(&rp->rel->unacked)) {
                 struct plx_rel_rec *rec = plx_list_entry(rp->rel->unacked.next, struct plx_rel_rec, link);
                 plx_list_remove(&rec->link);
-                plx_rel_free_rec(rec);
+                free(rec);
             }
             free(rp->rel);
         }
         free(rp);
     }
     free(plx_route.peers);
+    const struct plx_tp_component *const *list = plx_route.list;
+    size_t nlist = plx_route.nlist;
     memset(&plx_route, 0, sizeof plx_route);
+    plx_route.list = list;
+    plx_route.nlist = nlist;
     plx_route_nifaces = 0;
     memset(plx_route_ifaces, 0, sizeof plx_route_ifaces);
 }
