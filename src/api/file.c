@@ -555,9 +555,10 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         snprintf(f->datarep, sizeof f->datarep, "internal");
     if (in)
         plx_io_hints_apply(f, in);
-    if (f->comm->rank == 0 && f->shfp_fd >= 0)
-        plx_io_shfp_set(f, 0);
-    plx_io_agree(f, 0);         /* nobody uses the shared pointer before it is reset */
+    e = f->comm->rank == 0 ? plx_io_shfp_reset(f) : 0;
+    e = plx_io_agree(f, e);     /* nobody uses the shared pointer before it is reset */
+    if (e)
+        rc = plx_file_io_fail(f, fn, e);
 out:
     plx_api_unlock();
     return rc;

@@ -217,47 +217,29 @@ int plx_io_same(struct plx_comm *c, long long v, int *same_p)
     return PLX_IS_ERR(st) ? st : 0;
 }
 
-/* The side file of the shared pointer: made by rank 0, opened by the rest. */
-static void plx_io_shfp_open(struct plx_file *f)
+/* The side file of the shared pointer: named the same on every process
+ * without talking (job id and the file communicator's context id, unique
+ * among the job's open files), made by whoever uses it first; an empty file
+ * reads as 0. Most files never use the shared pointer and never get one. */
+static void plx_io_shfp_name(struct plx_file *f)
 {
-    static unsigned serial;
-    struct plx_comm *c = f->comm;
-    char name[4096 + 64] = "";
-    int err = 0;
-    if (c->rank == 0) {
-        const char *slash = strrchr(f->name, '/');
-        size_t dirlen = slash ? (size_t)(slash - f->name) + 1 : 0;
-        const char *base = slash ? slash + 1 : f->name;
-        snprintf(name, sizeof name, "%.*s.%s.plxshfp.%d.%u", (int)dirlen, f->name, base, (int)getpid(), serial++);
-        f->shfp_fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-        if (f->shfp_fd < 0) {
-            err = errno;
-            name[0] = 0;
-        } else {
-            MPI_Offset zero = 0;
-            if (plx_io_pwrite_full(f->shfp_fd, &zero, sizeof zero, 0) != 0)
-                err = errno ? errno : EIO;
-        }
-    }
-    int hdr[2] = { err, (int)strlen(name) };
-    plx_status_t st = plx_coll_bcast(hdr, sizeof hdr, 0, c, PLX_IO_TAG);
-    if (st == PLX_OK && hdr[1] > 0)
-        st = plx_coll_bcast(name, (size_t)hdr[1] + 1, 0, c, PLX_IO_TAG);
-    if (PLX_IS_ERR(st) || hdr[0]) {
-        f->shfp_err = hdr[0] ? hdr[0] : EIO;
-        if (c->rank == 0 && f->shfp_fd >= 0) {
-            close(f->shfp_fd);
-            unlink(name);
-        }
-        f->shfp_fd = -1;
-        return;
-    }
-    if (c->rank != 0) {
-        f->shfp_fd = open(name, O_RDWR);
-        if (f->shfp_fd < 0)
-            f->shfp_err = errno;
-    }
-    f->shfp_name = plx_strdup(name);
+    uint32_t h = 2166136261u;
+    for (const char *k = plx_procs.kvsname; *k; k++)
+        h = (h ^ (unsigned char)*k) * 16777619u;
+    const char *slash = strrchr(f->name, '/');
+    int dirlen = slash ? (int)(slash - f->name) + 1 : 0;
+    const char *base = slash ? slash + 1 : f->name;
+    size_t n = strlen(f->name) + 64;
+    f->shfp_name = plx_malloc(n);
+    snprintf(f->shfp_name, n, "%.*s.%s.plxshfp.%08x.%d", dirlen, f->name, base, h, f->comm->context_id);
+}
+
+static int plx_io_shfp_open(struct plx_file *f)
+{
+    if (f->shfp_fd >= 0)
+        return 0;
+    f->shfp_fd = open(f->shfp_name, O_RDWR | O_CREAT, 0600);
+    return f->shfp_fd < 0 ? errno : 0;
 }
 
 static void plx_io_file_free(struct plx_file *f)
@@ -362,12 +344,13 @@ int plx_io_open(struct plx_comm *comm, const char *name, int amode, const struct
         return rc;
     }
     plx_io_hints_apply(f, info);
-    plx_io_shfp_open(f);
+    plx_io_shfp_name(f);
     if (amode & MPI_MODE_APPEND) {
         struct stat sb;
         MPI_Offset end = fstat(f->fd, &sb) == 0 ? (MPI_Offset)sb.st_size : 0;
         f->fp = end;
-        if (nc->rank == 0 && f->shfp_fd >= 0)
+        /* the shared pointer starts there too (an error shows at its first use) */
+        if (nc->rank == 0 && end > 0 && plx_io_shfp_open(f) == 0)
             plx_io_pwrite_full(f->shfp_fd, &end, sizeof end, 0);
         plx_coll_barrier(nc, PLX_IO_TAG);
     }
@@ -391,7 +374,7 @@ int plx_io_close(struct plx_file *f)
         st = plx_coll_barrier(c, PLX_IO_TAG);
     if (c->rank == 0) {
         if (f->shfp_name)
-            unlink(f->shfp_name);
+            unlink(f->shfp_name);   /* absent when the shared pointer was never used */
         if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) && unlink(f->name) < 0 && !err)
             err = errno;
     }
@@ -802,11 +785,12 @@ int plx_io_read(struct plx_file *f, MPI_Offset pos, void *buf, MPI_Aint count, s
 
 static int plx_io_shfp_usable(struct plx_file *f)
 {
-    if (f->shfp_fd >= 0)
-        return 0;
-    f->err_what = "using the shared file pointer (its side file could not be made next to the file)";
-    f->err_rank = f->comm->rank;
-    return f->shfp_err ? f->shfp_err : EIO;
+    int err = plx_io_shfp_open(f);
+    if (err) {
+        f->err_what = "making the shared file pointer's side file next to the file";
+        f->err_rank = f->comm->rank;
+    }
+    return err;
 }
 
 static int plx_io_shfp_rmw(struct plx_file *f, int set, MPI_Offset v, MPI_Offset *old_p)
@@ -849,6 +833,13 @@ int plx_io_shfp_get(struct plx_file *f, MPI_Offset *v_p)
 int plx_io_shfp_set(struct plx_file *f, MPI_Offset v)
 {
     return plx_io_shfp_rmw(f, 1, v, NULL);
+}
+
+int plx_io_shfp_reset(struct plx_file *f)
+{
+    if (f->shfp_fd < 0 && access(f->shfp_name, F_OK) != 0)
+        return 0;               /* never used: it reads as 0 when made */
+    return plx_io_shfp_rmw(f, 1, 0, NULL);
 }
 
 int plx_io_shfp_ordered(struct plx_file *f, MPI_Offset n, MPI_Offset *mine_p)

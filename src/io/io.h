@@ -13,7 +13,8 @@
  * the file layout is then the native one and only byte order changes.
  *
  * The shared file pointer lives in a small side file next to the data file
- * (".<name>.plxshfp.<id>"), read and advanced under an fcntl lock, so it
+ * (".<name>.plxshfp.<job>.<context>", made at its first use and removed at
+ * close), read and advanced under an fcntl lock, so it
  * needs no progress from any other process and works for every process that
  * sees the same file system (one node, or hosts sharing a directory).
  * Atomic mode takes an fcntl lock over the byte range of each access.
@@ -66,10 +67,9 @@ struct plx_file {
     char datarep[MPI_MAX_DATAREP_STRING];
     MPI_Offset fp;              /* individual file pointer, in etypes */
 
-    /* shared file pointer (in etypes of the view); shfp_fd < 0 when the side
-     * file could not be made (shfp_err says why) */
+    /* shared file pointer (in etypes of the view): its side file, opened
+     * at first use (shfp_fd < 0 before) */
     int shfp_fd;
-    int shfp_err;
     char *shfp_name;
 
     /* split collective in progress */
@@ -150,6 +150,8 @@ int plx_io_write_all(struct plx_file *f, MPI_Offset pos, const void *buf, MPI_Ai
 int plx_io_shfp_fetch_add(struct plx_file *f, MPI_Offset add, MPI_Offset *old_p);
 int plx_io_shfp_get(struct plx_file *f, MPI_Offset *v_p);
 int plx_io_shfp_set(struct plx_file *f, MPI_Offset v);
+/* Back to 0 (a new view); nothing to do when it was never used. */
+int plx_io_shfp_reset(struct plx_file *f);
 /* Collective: every process's place in rank order for an ordered access of
  * n etypes; advances the shared pointer by the sum. */
 int plx_io_shfp_ordered(struct plx_file *f, MPI_Offset n, MPI_Offset *mine_p);
