@@ -118,8 +118,10 @@ static int plx_file_arg(MPI_File fh, struct plx_file **f_p, const char *fn)
     struct plx_file *f = plx_io_lookup(fh);
     *f_p = f;
     if (plx_unlikely(!f))
-        return plx_file_err(NULL, NULL, fn, MPI_ERR_FILE, "argument 'fh' is %s file handle (%p)",
-                            fh == MPI_FILE_NULL ? "the null" : "an invalid", (void *)fh);
+        return fh == MPI_FILE_NULL
+                   ? plx_file_err(NULL, NULL, fn, MPI_ERR_FILE, "argument 'fh' is MPI_FILE_NULL")
+                   : plx_file_err(NULL, NULL, fn, MPI_ERR_FILE,
+                                  "argument 'fh' (%p) is not a file handle (closed, or never opened)", (void *)fh);
     return MPI_SUCCESS;
 }
 

@@ -189,17 +189,15 @@ int plx_io_agree(struct plx_file *f, int rc)
         f->err_rank = c->rank;
         return st;
     }
-    int out = 0;
-    for (int i = 0; i < c->size; i++)
+    /* my own failure first (its message is the most precise), else the
+     * first failing process */
+    int out = rc;
+    f->err_rank = c->rank;
+    for (int i = 0; i < c->size && !out; i++)
         if (all[i]) {
             out = all[i];
-            if (i != c->rank) {
-                f->err_rank = i;
-                f->err_what = NULL;
-            } else {
-                f->err_rank = i;
-            }
-            break;
+            f->err_rank = i;
+            f->err_what = NULL;
         }
     free(all);
     return out;

@@ -30,7 +30,8 @@ static inline void io_dir_make(void)
 /* path of a file in the scratch directory */
 static inline const char *io_path(char *buf, size_t len, const char *name)
 {
-    snprintf(buf, len, "%s/%s", io_dir, name);
+    int n = snprintf(buf, len, "%s/%s", io_dir, name);
+    PLX_CHECK(n > 0 && (size_t)n < len, "path %s/%s fits in %zu bytes", io_dir, name, len);
     return buf;
 }
 
