@@ -525,9 +525,19 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         goto out;
     }
     int rep = !strcmp(datarep, "native") ? 0 : !strcmp(datarep, "internal") ? 1 : !strcmp(datarep, "external32") ? 2 : -1;
+    const struct plx_io_datarep *drep = rep < 0 ? plx_io_datarep_find(datarep) : NULL;
+    if (drep)
+        rep = 3;
     if (rep < 0) {
         rc = plx_file_err(f, NULL, fn, MPI_ERR_UNSUPPORTED_DATAREP,
-                          "data representation '%.64s' is not supported (native, internal, external32)", datarep);
+                          "data representation '%.64s' is not supported (native, internal, external32, or one "
+                          "made by MPI_Register_datarep)", datarep);
+        goto out;
+    }
+    if (drep && (!plx_io_datarep_fits(drep, et) || !plx_io_datarep_fits(drep, ft))) {
+        rc = plx_file_err(f, NULL, fn, MPI_ERR_UNSUPPORTED_DATAREP,
+                          "data representation '%.64s': supported where every basic type of the etype and filetype "
+                          "keeps its native size (and is one kind per type)", datarep);
         goto out;
     }
     if (rep == 2 && (plx_dt_external32_size(et, 1) != et->size || plx_dt_external32_size(ft, 1) != ft->size)) {
@@ -677,6 +687,11 @@ static int plx_file_access(MPI_File fh, MPI_Offset offset, void *buf, int count,
     if (f->external32 && plx_dt_external32_size(dt, 1) != dt->size) {
         rc = plx_file_err(f, NULL, fn, MPI_ERR_UNSUPPORTED_DATAREP,
                           "the view is external32 and this datatype's external32 size differs from its native size");
+        goto out;
+    }
+    if (f->drep && !plx_io_datarep_fits(f->drep, dt)) {
+        rc = plx_file_err(f, NULL, fn, MPI_ERR_UNSUPPORTED_DATAREP,
+                          "data representation '%s' does not keep this datatype's native size", f->datarep);
         goto out;
     }
     if (a->is_write && (f->amode & MPI_MODE_RDONLY)) {
@@ -1280,6 +1295,36 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
     if (fh != MPI_FILE_NULL && (rc = plx_file_arg(fh, &f, fn)))
         goto out;
     plx_file_invoke(f, errorcode);
+out:
+    plx_api_unlock();
+    return rc;
+}
+
+/* ---- data representations ---------------------------------------------------------------- */
+
+#pragma weak MPI_Register_datarep = PMPI_Register_datarep
+int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                          MPI_Datarep_conversion_function *write_conversion_fn,
+                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    static const char fn[] = "MPI_Register_datarep";
+    int rc = MPI_SUCCESS;
+    plx_api_lock();
+    plx_api_check_init(fn);
+    if (!datarep || !dtype_file_extent_fn) {
+        rc = plx_file_err(NULL, NULL, fn, MPI_ERR_ARG, "argument '%s' is NULL",
+                          !datarep ? "datarep" : "dtype_file_extent_fn");
+        goto out;
+    }
+    if (!*datarep || strnlen(datarep, MPI_MAX_DATAREP_STRING) >= MPI_MAX_DATAREP_STRING) {
+        rc = plx_file_err(NULL, NULL, fn, MPI_ERR_ARG, "argument 'datarep' is empty or longer than %d characters",
+                          MPI_MAX_DATAREP_STRING - 1);
+        goto out;
+    }
+    if (plx_io_datarep_register(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn,
+                                extra_state))
+        rc = plx_file_err(NULL, NULL, fn, MPI_ERR_DUP_DATAREP, "data representation '%s' is already defined",
+                          datarep);
 out:
     plx_api_unlock();
     return rc;

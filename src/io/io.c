@@ -274,7 +274,8 @@ int plx_io_open(struct plx_comm *comm, const char *name, int amode, const struct
         *what_p = "allocating the file's communicator";
         return ENOMEM;
     }
-    nc->errhandler = plx_errhandler_return;     /* errors go to the file's handler, not a communicator's */
+    plx_errhandler_release(nc->errhandler);     /* errors go to the file's handler, not a communicator's */
+    nc->errhandler = plx_errhandler_return;
     struct plx_file *f = plx_obj_alloc(&plx_file_tab);
     if (!f) {
         plx_comm_release(nc);
@@ -444,6 +445,49 @@ int plx_io_sync(struct plx_file *f)
     return rc;
 }
 
+/* ---- user data representations ------------------------------------------------ */
+
+static struct plx_io_datarep *plx_io_dreps;
+
+const struct plx_io_datarep *plx_io_datarep_find(const char *name)
+{
+    for (struct plx_io_datarep *d = plx_io_dreps; d; d = d->next)
+        if (!strcmp(d->name, name))
+            return d;
+    return NULL;
+}
+
+int plx_io_datarep_register(const char *name, MPI_Datarep_conversion_function *read_fn,
+                            MPI_Datarep_conversion_function *write_fn, MPI_Datarep_extent_function *extent_fn,
+                            void *extra_state)
+{
+    if (!strcmp(name, "native") || !strcmp(name, "internal") || !strcmp(name, "external32") ||
+        plx_io_datarep_find(name))
+        return EEXIST;
+    struct plx_io_datarep *d = plx_calloc(1, sizeof *d);
+    snprintf(d->name, sizeof d->name, "%s", name);
+    d->read_fn = read_fn;
+    d->write_fn = write_fn;
+    d->extent_fn = extent_fn;
+    d->extra_state = extra_state;
+    d->next = plx_io_dreps;
+    plx_io_dreps = d;
+    return 0;
+}
+
+int plx_io_datarep_fits(const struct plx_io_datarep *d, const struct plx_datatype *dt)
+{
+    if (dt->size == 0)
+        return 1;
+    if (dt->basic == MPI_DATATYPE_NULL)
+        return 0;               /* mixed basic types: not handled */
+    const struct plx_datatype *b = plx_dt_lookup(dt->basic);
+    MPI_Aint ext = -1;
+    if (!b || d->extent_fn(dt->basic, &ext, d->extra_state) != MPI_SUCCESS)
+        return 0;
+    return ext == b->size;
+}
+
 /* ---- views ----------------------------------------------------------------- */
 
 static int plx_io_view_contig(const struct plx_file *f)
@@ -487,6 +531,7 @@ void plx_io_set_view(struct plx_file *f, MPI_Offset disp, struct plx_datatype *e
     f->filetype = ft;
     f->disp = disp;
     f->external32 = !strcmp(datarep, "external32");
+    f->drep = plx_io_datarep_find(datarep);
     snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
     f->fp = 0;
 }
@@ -554,12 +599,19 @@ int plx_io_stage_out(const struct plx_file *f, const void *buf, MPI_Aint count, 
 {
     size_t n = (size_t)count * (size_t)dt->size;
     *tmp_p = NULL;
-    if (!f->external32 && dt->contig) {
+    int convert = f->drep && f->drep->write_fn;
+    if (!f->external32 && !convert && dt->contig) {
         *data_p = (const char *)buf + dt->true_lb;
         return 0;
     }
     char *tmp = plx_malloc(n ? n : 1);
-    if (f->external32) {
+    if (convert) {
+        if (count > INT32_MAX ||
+            f->drep->write_fn((void *)buf, dt->obj.handle, (int)count, tmp, 0, f->drep->extra_state) != MPI_SUCCESS) {
+            free(tmp);
+            return EOVERFLOW;
+        }
+    } else if (f->external32) {
         if (plx_dt_pack_external32(buf, count, dt, tmp) < 0) {
             free(tmp);
             return EOVERFLOW;
@@ -579,7 +631,7 @@ char *plx_io_stage_buf(const struct plx_file *f, void *buf, MPI_Aint count, cons
 {
     size_t n = (size_t)count * (size_t)dt->size;
     *tmp_p = NULL;
-    if (!f->external32 && dt->contig)
+    if (!f->external32 && !(f->drep && f->drep->read_fn) && dt->contig)
         return (char *)buf + dt->true_lb;
     *tmp_p = plx_malloc(n ? n : 1);
     return *tmp_p;
@@ -590,6 +642,15 @@ int plx_io_stage_in(const struct plx_file *f, const char *tmp, size_t got, void 
 {
     if (!tmp)
         return 0;
+    if (f->drep && f->drep->read_fn) {
+        MPI_Aint whole = dt->size ? (MPI_Aint)(got / (size_t)dt->size) : 0;
+        if (whole > count)
+            whole = count;
+        if (whole && f->drep->read_fn(buf, dt->obj.handle, (int)whole, (void *)tmp, 0, f->drep->extra_state) !=
+                         MPI_SUCCESS)
+            return EOVERFLOW;
+        return 0;
+    }
     if (f->external32) {
         MPI_Aint whole = dt->size ? (MPI_Aint)(got / (size_t)dt->size) : 0;
         if (whole > count)

@@ -48,6 +48,18 @@ struct plx_io_hints {
     int ind_sieve_write;        /* independent non-contiguous writes read-modify-write (romio_ds_write) */
 };
 
+/* A data representation made by MPI_Register_datarep. Used where every basic
+ * type it meets has its native size in the file (extent_fn says so): the
+ * layout is then the native one and the conversion functions change the
+ * bytes only. */
+struct plx_io_datarep {
+    struct plx_io_datarep *next;
+    char name[MPI_MAX_DATAREP_STRING];
+    MPI_Datarep_conversion_function *read_fn, *write_fn;   /* NULL: no conversion */
+    MPI_Datarep_extent_function *extent_fn;
+    void *extra_state;
+};
+
 struct plx_file {
     struct plx_obj obj;
     struct plx_comm *comm;      /* private duplicate of the opening communicator */
@@ -64,6 +76,7 @@ struct plx_file {
     MPI_Offset disp;
     struct plx_datatype *etype, *filetype;
     int external32;
+    const struct plx_io_datarep *drep;  /* a registered representation, or NULL */
     char datarep[MPI_MAX_DATAREP_STRING];
     MPI_Offset fp;              /* individual file pointer, in etypes */
 
@@ -119,6 +132,15 @@ int plx_io_set_size(struct plx_file *f, MPI_Offset size);
 int plx_io_preallocate(struct plx_file *f, MPI_Offset size);
 int plx_io_get_size(struct plx_file *f, MPI_Offset *size_p);
 int plx_io_sync(struct plx_file *f);
+
+/* --- data representations ----------------------------------------------- */
+/* 0, or EEXIST when the name is taken (predefined ones included). */
+int plx_io_datarep_register(const char *name, MPI_Datarep_conversion_function *read_fn,
+                            MPI_Datarep_conversion_function *write_fn, MPI_Datarep_extent_function *extent_fn,
+                            void *extra_state);
+const struct plx_io_datarep *plx_io_datarep_find(const char *name);
+/* 1 when every basic element of dt has its native size in d (see above). */
+int plx_io_datarep_fits(const struct plx_io_datarep *d, const struct plx_datatype *dt);
 
 /* --- views ---------------------------------------------------------------- */
 /* Checks only what the API cannot (monotonic filetype): returns 0 or a

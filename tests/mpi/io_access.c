@@ -503,6 +503,72 @@ static void test_external32(const char *path)
     }
 }
 
+/* a user data representation: ints byte-swapped in the file */
+static int swap_calls;
+
+static unsigned swap32(unsigned v)
+{
+    return (v >> 24) | ((v >> 8) & 0xff00) | ((v << 8) & 0xff0000) | (v << 24);
+}
+
+static int swap_write(void *userbuf, MPI_Datatype t, int count, void *filebuf, MPI_Offset position, void *extra)
+{
+    (void)extra;
+    if (t != MPI_INT)
+        return MPI_ERR_TYPE;
+    swap_calls++;
+    const unsigned *u = (const unsigned *)userbuf + position;
+    unsigned *f = filebuf;
+    for (int i = 0; i < count; i++)
+        f[i] = swap32(u[i]);
+    return MPI_SUCCESS;
+}
+
+static int swap_read(void *userbuf, MPI_Datatype t, int count, void *filebuf, MPI_Offset position, void *extra)
+{
+    (void)extra;
+    if (t != MPI_INT)
+        return MPI_ERR_TYPE;
+    swap_calls++;
+    unsigned *u = (unsigned *)userbuf + position;
+    const unsigned *f = filebuf;
+    for (int i = 0; i < count; i++)
+        u[i] = swap32(f[i]);
+    return MPI_SUCCESS;
+}
+
+static int swap_extent(MPI_Datatype t, MPI_Aint *ext, void *extra)
+{
+    (void)extra;
+    int sz;
+    MPI_Type_size(t, &sz);
+    *ext = sz;
+    return MPI_SUCCESS;
+}
+
+static void test_user_datarep(const char *path)
+{
+    PLX_CHECK_MPI(MPI_Register_datarep("plx-swap", swap_read, swap_write, swap_extent, NULL));
+    MPI_File fh;
+    PLX_CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    PLX_CHECK_MPI(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "plx-swap", MPI_INFO_NULL));
+    int v[3] = { 0x0a0b0c00 + rank, 7, -1 }, back[3] = { 0, 0, 0 };
+    swap_calls = 0;
+    PLX_CHECK_MPI(MPI_File_write_at_all(fh, 3 * rank, v, 3, MPI_INT, MPI_STATUS_IGNORE));
+    PLX_CHECK_MPI(MPI_File_read_at(fh, 3 * rank, back, 3, MPI_INT, MPI_STATUS_IGNORE));
+    PLX_CHECK(swap_calls == 2, "the conversion functions ran (%d calls)", swap_calls);
+    PLX_CHECK(!memcmp(v, back, sizeof v), "user datarep round trip");
+    PLX_CHECK_MPI(MPI_File_close(&fh));
+    if (rank == 0) {
+        long n;
+        unsigned char *b = io_slurp(path, &n);
+        PLX_CHECK_EQ(n, 12 * size, "user datarep file size");
+        PLX_CHECK(b[0] == 0x0a && b[1] == 0x0b && b[2] == 0x0c && b[3] == 0, "user datarep bytes in the file");
+        free(b);
+        PLX_CHECK_MPI(MPI_File_delete(path, MPI_INFO_NULL));
+    }
+}
+
 int main(int argc, char **argv)
 {
     plx_test_init(&argc, &argv, "io_access");
@@ -529,6 +595,7 @@ int main(int argc, char **argv)
     test_shared(io_path(p2, sizeof p2, "shared"));
     test_sizes(io_path(p2, sizeof p2, "sizes"));
     test_external32(io_path(p2, sizeof p2, "x32"));
+    test_user_datarep(io_path(p2, sizeof p2, "userrep"));
     if (rank == 0)
         PLX_CHECK_MPI(MPI_File_delete(path, MPI_INFO_NULL));
     io_dir_remove();

@@ -179,6 +179,32 @@ static void test_access_errors(void)
     PLX_CHECK_ERR(MPI_File_close(&fh), MPI_ERR_FILE);
 }
 
+static int ext_fn(MPI_Datatype t, MPI_Aint *ext, void *extra)
+{
+    (void)extra;
+    int sz;
+    MPI_Type_size(t, &sz);
+    *ext = sz;
+    return MPI_SUCCESS;
+}
+
+static void test_datarep_errors(void)
+{
+    PLX_CHECK_MPI(MPI_Register_datarep("plx-errs", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, ext_fn, NULL));
+    CHECK_FILE_ERR(MPI_Register_datarep("plx-errs", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, ext_fn, NULL),
+                   MPI_ERR_DUP_DATAREP, "plx-errs");
+    CHECK_FILE_ERR(MPI_Register_datarep("external32", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, ext_fn, NULL),
+                   MPI_ERR_DUP_DATAREP, "external32");
+    /* a registered representation without conversion is the native layout */
+    MPI_File fh;
+    PLX_CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path_exists, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    PLX_CHECK_MPI(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "plx-errs", MPI_INFO_NULL));
+    int v[4];
+    PLX_CHECK_MPI(MPI_File_read_at(fh, 5, v, 4, MPI_INT, MPI_STATUS_IGNORE));
+    PLX_CHECK(v[0] == 5 && v[3] == 8, "read through a registered representation without conversion");
+    PLX_CHECK_MPI(MPI_File_close(&fh));
+}
+
 static int handler_calls;
 static MPI_File handler_file;
 static int handler_code;
@@ -260,6 +286,7 @@ int main(int argc, char **argv)
     test_open_errors();
     test_access_errors();
     test_errhandlers();
+    test_datarep_errors();
     io_dir_remove();
     return plx_test_finish();
 }
