@@ -216,8 +216,8 @@ int plx_io_same(struct plx_comm *c, long long v, int *same_p)
 }
 
 /* The side file of the shared pointer: named the same on every process
- * without talking (job id and the file communicator's context id, unique
- * among the job's open files), made by whoever uses it first; an empty file
+ * without talking (job id, first member and context id of the file's
+ * communicator), made by whoever uses it first; an empty file
  * reads as 0. Most files never use the shared pointer and never get one. */
 static void plx_io_shfp_name(struct plx_file *f)
 {
@@ -229,7 +229,11 @@ static void plx_io_shfp_name(struct plx_file *f)
     const char *base = slash ? slash + 1 : f->name;
     size_t n = strlen(f->name) + 64;
     f->shfp_name = plx_malloc(n);
-    snprintf(f->shfp_name, n, "%.*s.%s.plxshfp.%08x.%d", dirlen, f->name, base, h, f->comm->context_id);
+    /* a context id is unique among the communicators of each of its members,
+     * so with the world rank of the first member it names this open alone
+     * (every process opening one file on MPI_COMM_SELF gets its own) */
+    snprintf(f->shfp_name, n, "%.*s.%s.plxshfp.%08x.%d.%d", dirlen, f->name, base, h, f->comm->lpids[0],
+             f->comm->context_id);
 }
 
 static int plx_io_shfp_open(struct plx_file *f)

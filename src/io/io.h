@@ -13,7 +13,7 @@
  * the file layout is then the native one and only byte order changes.
  *
  * The shared file pointer lives in a small side file next to the data file
- * (".<name>.plxshfp.<job>.<context>", made at its first use and removed at
+ * (".<name>.plxshfp.<job>.<rank>.<context>", made at its first use and removed at
  * close), read and advanced under an fcntl lock, so it
  * needs no progress from any other process and works for every process that
  * sees the same file system (one node, or hosts sharing a directory).

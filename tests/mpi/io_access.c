@@ -316,6 +316,16 @@ static void test_shared(const char *path)
     free(seq);
     PLX_CHECK_MPI(MPI_File_close(&fh));
     PLX_CHECK(fh == MPI_FILE_NULL, "close sets the handle to MPI_FILE_NULL");
+
+    /* every rank opens the file alone: each open has its own shared pointer */
+    PLX_CHECK_MPI(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    int one = rank;
+    PLX_CHECK_MPI(MPI_File_write_shared(fh, &one, 1, MPI_INT, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    PLX_CHECK_MPI(MPI_File_get_position_shared(fh, &sp));
+    PLX_CHECK_EQ(sp, 4, "a MPI_COMM_SELF open's shared pointer counts only its own writes (bytes)");
+    PLX_CHECK_MPI(MPI_File_close(&fh));
 }
 
 static void test_queries(MPI_File fh, const char *path)
