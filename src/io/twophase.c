@@ -202,6 +202,8 @@ static int plx_io_round_write(struct plx_io_tp *t, int r, const char *data, char
     struct plx_io_wire *allw = plx_malloc((size_t)total * sizeof *allw);
     int64_t k = 0;
     for (int q = 0; q < t->p; q++) {
+        if (!t->rcounts[q][0])
+            continue;
         memcpy(allw + k, rbufs[q], (size_t)t->rcounts[q][0] * sizeof *allw);
         k += t->rcounts[q][0];
     }
