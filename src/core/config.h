@@ -34,6 +34,8 @@ struct plx_config {
     int coll_shm;               /* PLEXUS_COLL_SHM */
     size_t coll_shm_max;        /* PLEXUS_COLL_SHM_MAX */
     char coll_oversub[8];       /* PLEXUS_COLL_OVERSUB */
+    size_t io_cb_buffer_size;   /* PLEXUS_IO_CB_BUFFER_SIZE */
+    int io_cb_nodes;            /* PLEXUS_IO_CB_NODES */
 };
 
 extern struct plx_config plx_config;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "coll/algo.h"
 #include "coll/coll.h"
+#include "core/config.h"
 #include "core/log.h"
 #include "core/runtime.h"
 #include "io/io.h"
@@ -121,7 +122,8 @@ static void plx_io_pick_aggregators(struct plx_file *f)
 void plx_io_hints_apply(struct plx_file *f, const struct plx_info *info)
 {
     if (!f->hints.cb_buffer_size) {
-        f->hints.cb_buffer_size = 16 * 1024 * 1024;   /* ROMIO's default */
+        f->hints.cb_buffer_size = PLX_MAX((long long)plx_config.io_cb_buffer_size, 512);
+        f->hints.cb_nodes = plx_config.io_cb_nodes;
         f->hints.cb_read = f->hints.cb_write = PLX_IO_CB_AUTO;
         f->hints.ind_sieve_write = 1;
     }
