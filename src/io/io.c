@@ -139,6 +139,12 @@ void plx_io_hints_apply(struct plx_file *f, const struct plx_info *info)
             if (n > 0)
                 f->hints.cb_nodes = n;
         }
+        /* the standard's reserved key, then ROMIO's finer ones */
+        if ((v = plx_info_lookup(info, "collective_buffering"))) {
+            int m = !strcmp(v, "true") ? PLX_IO_CB_ENABLE : !strcmp(v, "false") ? PLX_IO_CB_DISABLE : -1;
+            if (m >= 0)
+                f->hints.cb_read = f->hints.cb_write = m;
+        }
         f->hints.cb_read = plx_io_cb_mode(plx_info_lookup(info, "romio_cb_read"), f->hints.cb_read);
         f->hints.cb_write = plx_io_cb_mode(plx_info_lookup(info, "romio_cb_write"), f->hints.cb_write);
         if ((v = plx_info_lookup(info, "romio_ds_write")))
@@ -155,6 +161,8 @@ struct plx_info *plx_io_hints_info(const struct plx_file *f)
     plx_info_set(in, "cb_buffer_size", v);
     snprintf(v, sizeof v, "%d", f->naggr);
     plx_info_set(in, "cb_nodes", v);
+    plx_info_set(in, "collective_buffering",
+                 f->hints.cb_read == PLX_IO_CB_DISABLE && f->hints.cb_write == PLX_IO_CB_DISABLE ? "false" : "true");
     plx_info_set(in, "romio_cb_read", plx_io_cb_name(f->hints.cb_read));
     plx_info_set(in, "romio_cb_write", plx_io_cb_name(f->hints.cb_write));
     plx_info_set(in, "romio_ds_write", f->hints.ind_sieve_write ? "automatic" : "disable");
@@ -310,12 +318,20 @@ int plx_io_open(struct plx_comm *comm, const char *name, int amode, const struct
     }
     int flags = (amode & MPI_MODE_RDONLY) ? O_RDONLY : O_RDWR;
     int err = 0;
+    mode_t perm = 0666;         /* the hint file_perm, in octal; the umask applies */
+    const char *fp = info ? plx_info_lookup(info, "file_perm") : NULL;
+    if (fp) {
+        char *end;
+        long m = strtol(fp, &end, 8);
+        if (end != fp && !*end && m >= 0 && m <= 07777)
+            perm = (mode_t)m;
+    }
     /* rank 0 creates, so that MPI_MODE_EXCL means "nobody had it" */
     if (amode & MPI_MODE_CREATE) {
         if (nc->rank == 0) {
-            f->fd = open(name, flags | O_CREAT | ((amode & MPI_MODE_EXCL) ? O_EXCL : 0), 0666);
+            f->fd = open(name, flags | O_CREAT | ((amode & MPI_MODE_EXCL) ? O_EXCL : 0), perm);
             if (f->fd < 0 && errno == EACCES && (amode & MPI_MODE_WRONLY))
-                f->fd = open(name, O_WRONLY | O_CREAT | ((amode & MPI_MODE_EXCL) ? O_EXCL : 0), 0666);
+                f->fd = open(name, O_WRONLY | O_CREAT | ((amode & MPI_MODE_EXCL) ? O_EXCL : 0), perm);
             if (f->fd < 0)
                 err = errno;
         }

@@ -359,6 +359,15 @@ static void test_queries(MPI_File fh, const char *path)
     MPI_Info_get(info, "cb_buffer_size", MPI_MAX_INFO_VAL, v, &flag);
     PLX_CHECK(flag && !strcmp(v, "65536"), "set_info's cb_buffer_size is used (%s)", flag ? v : "absent");
     MPI_Info_free(&info);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "collective_buffering", "false");
+    PLX_CHECK_MPI(MPI_File_set_info(fh, info));
+    MPI_Info_free(&info);
+    PLX_CHECK_MPI(MPI_File_get_info(fh, &info));
+    MPI_Info_get(info, "romio_cb_write", MPI_MAX_INFO_VAL, v, &flag);
+    PLX_CHECK(flag && !strcmp(v, "disable"), "collective_buffering=false turns collective buffering off (%s)",
+              flag ? v : "absent");
+    MPI_Info_free(&info);
 
     int at = -1;
     PLX_CHECK_MPI(MPI_File_get_atomicity(fh, &at));
@@ -419,6 +428,19 @@ static void test_queries(MPI_File fh, const char *path)
 static void test_sizes(const char *path)
 {
     MPI_File fh;
+    MPI_Info pi;
+    MPI_Info_create(&pi);
+    MPI_Info_set(pi, "file_perm", "0640");
+    char pp[700];
+    snprintf(pp, sizeof pp, "%s.perm", path);
+    mode_t old = umask(022);
+    PLX_CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, pp, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_DELETE_ON_CLOSE, pi, &fh));
+    umask(old);
+    MPI_Info_free(&pi);
+    struct stat sb;
+    PLX_CHECK(stat(pp, &sb) == 0 && (sb.st_mode & 0777) == 0640, "hint file_perm=0640 gives mode %o",
+              (unsigned)(sb.st_mode & 0777));
+    PLX_CHECK_MPI(MPI_File_close(&fh));
     PLX_CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_DELETE_ON_CLOSE,
                                 MPI_INFO_NULL, &fh));
     MPI_Offset s;
