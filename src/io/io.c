@@ -125,7 +125,10 @@ void plx_io_hints_apply(struct plx_file *f, const struct plx_info *info)
         f->hints.cb_buffer_size = PLX_MAX((long long)plx_config.io_cb_buffer_size, 512);
         f->hints.cb_nodes = plx_config.io_cb_nodes;
         f->hints.cb_read = f->hints.cb_write = PLX_IO_CB_AUTO;
-        f->hints.ind_sieve_write = 1;
+        /* off unless asked for: a read-modify-write of the holes races with
+         * another process's plain write into them (disjoint bytes, which
+         * MPI's nonatomic mode promises to keep) */
+        f->hints.ind_sieve_write = 0;
     }
     if (info) {
         const char *v;
@@ -148,7 +151,7 @@ void plx_io_hints_apply(struct plx_file *f, const struct plx_info *info)
         f->hints.cb_read = plx_io_cb_mode(plx_info_lookup(info, "romio_cb_read"), f->hints.cb_read);
         f->hints.cb_write = plx_io_cb_mode(plx_info_lookup(info, "romio_cb_write"), f->hints.cb_write);
         if ((v = plx_info_lookup(info, "romio_ds_write")))
-            f->hints.ind_sieve_write = strcmp(v, "disable") != 0;
+            f->hints.ind_sieve_write = !strcmp(v, "enable");
     }
     plx_io_pick_aggregators(f);
 }
@@ -165,7 +168,7 @@ struct plx_info *plx_io_hints_info(const struct plx_file *f)
                  f->hints.cb_read == PLX_IO_CB_DISABLE && f->hints.cb_write == PLX_IO_CB_DISABLE ? "false" : "true");
     plx_info_set(in, "romio_cb_read", plx_io_cb_name(f->hints.cb_read));
     plx_info_set(in, "romio_cb_write", plx_io_cb_name(f->hints.cb_write));
-    plx_info_set(in, "romio_ds_write", f->hints.ind_sieve_write ? "automatic" : "disable");
+    plx_info_set(in, "romio_ds_write", f->hints.ind_sieve_write ? "enable" : "disable");
     /* the aggregators as MPICH lists them: a comma-separated list of ranks */
     char list[1024] = "";
     size_t len = 0;
@@ -733,10 +736,12 @@ static void plx_io_atomic_unlock(struct plx_file *f, const struct plx_io_seg *s,
     plx_io_lock(f->fd, F_UNLCK, lo, hi - lo);
 }
 
-/* Data sieving for independent writes: many small pieces close together are
- * written as one read-modify-write of their span, under a write lock (other
- * processes may write the holes meanwhile). Worth it when the pieces average
- * below 4 KiB and fill at least an eighth of a span of at most 4 MiB. */
+/* Data sieving for independent writes (hint romio_ds_write=enable): many
+ * small pieces close together are written as one read-modify-write of their
+ * span, under a write lock. Only safe when every process writing the holes
+ * meanwhile sieves too (plain writes take no lock), hence off by default.
+ * Worth it when the pieces average below 4 KiB and fill at least an eighth of
+ * a span of at most 4 MiB. */
 static int plx_io_sieve_worth(const struct plx_file *f, const struct plx_io_seg *s, int n, MPI_Offset bytes)
 {
     if (!f->hints.ind_sieve_write || n < 4)

@@ -11,7 +11,7 @@
  * each written with hints: default (automatic), two-phase forced with tiny
  * cb_buffer_size (many rounds) and every process an aggregator, two-phase
  * with one aggregator (cb_nodes=1), and collective buffering disabled
- * (independent writes with data sieving). Each file is read back through the
+ * (independent writes, plain and with data sieving). Each file is read back through the
  * view with read_all and compared with what was written, ghost cells
  * untouched.
  */
@@ -30,6 +30,7 @@ static const struct cfg cfgs[] = {
     { "cb_many_rounds", { "romio_cb_write", "cb_buffer_size", "cb_nodes" }, { "enable", "512", "64" } },
     { "cb_one_aggr", { "romio_cb_write", "romio_cb_read", "cb_nodes" }, { "enable", "enable", "1" } },
     { "cb_off", { "romio_cb_write", "romio_cb_read", NULL }, { "disable", "disable", NULL } },
+    { "cb_off_sieve", { "romio_cb_write", "romio_cb_read", "romio_ds_write" }, { "disable", "disable", "enable" } },
 };
 #define NCFG (int)(sizeof cfgs / sizeof cfgs[0])
 
