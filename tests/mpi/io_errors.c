@@ -46,7 +46,9 @@ static void test_open_errors(void)
     static const int bad[] = { MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_MODE_RDWR | MPI_MODE_WRONLY, 0,
                                MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL, MPI_MODE_RDONLY | MPI_MODE_EXCL,
                                MPI_MODE_RDWR | 0x4000 };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    /* MPICH accepts RDONLY|EXCL and unknown bits: Plexus refuses them */
+    size_t nbad = plx_lib_is("Plexus") ? sizeof bad / sizeof bad[0] : 4;
+    for (size_t i = 0; i < nbad; i++)
         CHECK_FILE_ERR(MPI_File_open(MPI_COMM_WORLD, path_exists, bad[i], MPI_INFO_NULL, &fh), MPI_ERR_AMODE,
                        path_exists);
     /* a directory, an over-long name, an empty name */
