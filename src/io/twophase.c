@@ -147,24 +147,26 @@ static int plx_io_round_write(struct plx_io_tp *t, int r, const char *data, char
         rc = plx_io_sched_err(f, code);
         goto out;
     }
-    /* pieces and data */
+    /* pieces and data: the list, then the data straight from the staged
+     * stream (one aggregator's pieces of a round are one slice of it) */
     s = plx_sched_new(c);
     for (int a = 0; a < t->naggr; a++) {
         int64_t np = t->scounts[a][0], nb = t->scounts[a][1];
         if (np == 0)
             continue;
-        size_t len = (size_t)np * sizeof(struct plx_io_wire) + (size_t)nb;
-        char *b = sbufs[a] = plx_malloc(len);
+        const char *slice = data + t->pieces[a][0].spos;
+        int self = f->aggr[a] == t->me;
+        size_t lsize = (size_t)np * sizeof(struct plx_io_wire);
+        char *b = sbufs[a] = plx_malloc(lsize + (self ? (size_t)nb : 0));
         struct plx_io_wire *w = (struct plx_io_wire *)b;
-        char *d = b + (size_t)np * sizeof *w;
-        for (int64_t i = 0; i < np; i++) {
-            const struct plx_io_piece *pc = &t->pieces[a][i];
-            w[i] = (struct plx_io_wire){ pc->off, pc->len };
-            memcpy(d, data + pc->spos, (size_t)pc->len);
-            d += pc->len;
+        for (int64_t i = 0; i < np; i++)
+            w[i] = (struct plx_io_wire){ t->pieces[a][i].off, t->pieces[a][i].len };
+        if (self) {
+            memcpy(b + lsize, slice, (size_t)nb);
+            continue;
         }
-        if (f->aggr[a] != t->me)
-            plx_sched_send(s, b, (MPI_Aint)len, plx_coll_byte(), f->aggr[a]);
+        plx_sched_send(s, b, (MPI_Aint)lsize, plx_coll_byte(), f->aggr[a]);
+        plx_sched_send(s, slice, (MPI_Aint)nb, plx_coll_byte(), f->aggr[a]);
     }
     if (my_window)
         for (int q = 0; q < t->p; q++) {
@@ -175,9 +177,11 @@ static int plx_io_round_write(struct plx_io_tp *t, int r, const char *data, char
                 rbufs[q] = sbufs[t->my_ai];
                 continue;
             }
-            size_t len = (size_t)np * sizeof(struct plx_io_wire) + (size_t)nb;
-            rbufs[q] = plx_malloc(len);
-            plx_sched_recv(s, rbufs[q], (MPI_Aint)len, plx_coll_byte(), q);
+            size_t lsize = (size_t)np * sizeof(struct plx_io_wire);
+            rbufs[q] = plx_malloc(lsize + (size_t)nb);
+            /* two messages from one sender match in order */
+            plx_sched_recv(s, rbufs[q], (MPI_Aint)lsize, plx_coll_byte(), q);
+            plx_sched_recv(s, rbufs[q] + lsize, (MPI_Aint)nb, plx_coll_byte(), q);
         }
     code = plx_sched_run(s);
     if (code != MPI_SUCCESS) {
@@ -256,7 +260,6 @@ static int plx_io_round_read(struct plx_io_tp *t, int r, char *data, char *cbuf,
     struct plx_io_wire **slists = plx_calloc((size_t)t->naggr, sizeof *slists);
     struct plx_io_wire **rlists = plx_calloc((size_t)t->p, sizeof *rlists);
     char **replies = plx_calloc((size_t)t->p, sizeof *replies);
-    char **incoming = plx_calloc((size_t)t->naggr, sizeof *incoming);
     int rc = 0, code;
     MPI_Offset wlo = 0, whi = 0;
     if (t->my_ai >= 0)
@@ -348,6 +351,8 @@ static int plx_io_round_read(struct plx_io_tp *t, int r, char *data, char *cbuf,
             }
         }
     }
+    /* the answers land straight in the stream: one aggregator's pieces of a
+     * round are one slice of it */
     s = plx_sched_new(c);
     if (my_window)
         for (int q = 0; q < t->p; q++)
@@ -356,30 +361,19 @@ static int plx_io_round_read(struct plx_io_tp *t, int r, char *data, char *cbuf,
     for (int a = 0; a < t->naggr; a++) {
         if (t->scounts[a][0] == 0)
             continue;
-        if (f->aggr[a] == t->me) {
-            incoming[a] = replies[t->me];
-            continue;
-        }
-        incoming[a] = plx_malloc((size_t)t->scounts[a][1]);
-        plx_sched_recv(s, incoming[a], (MPI_Aint)t->scounts[a][1], plx_coll_byte(), f->aggr[a]);
+        char *slice = data + t->pieces[a][0].spos;
+        if (f->aggr[a] == t->me)
+            memcpy(slice, replies[t->me], (size_t)t->scounts[a][1]);
+        else
+            plx_sched_recv(s, slice, (MPI_Aint)t->scounts[a][1], plx_coll_byte(), f->aggr[a]);
     }
     if ((code = plx_sched_run(s)) != MPI_SUCCESS) {
         rc = plx_io_sched_err(f, code);
         goto out;
     }
-    for (int a = 0; a < t->naggr; a++) {
-        const char *d = incoming[a];
-        for (int i = 0; i < t->npieces[a] && d; i++) {
-            memcpy(data + t->pieces[a][i].spos, d, (size_t)t->pieces[a][i].len);
-            d += t->pieces[a][i].len;
-        }
-    }
 out:
-    for (int a = 0; a < t->naggr; a++) {
-        if (incoming[a] && incoming[a] != replies[t->me])
-            free(incoming[a]);
+    for (int a = 0; a < t->naggr; a++)
         free(slists[a]);
-    }
     for (int q = 0; q < t->p; q++) {
         if (rlists[q] && (t->my_ai < 0 || rlists[q] != slists[t->my_ai]))
             free(rlists[q]);
@@ -388,7 +382,6 @@ out:
     free(slists);
     free(rlists);
     free(replies);
-    free(incoming);
     return rc;
 }
 
