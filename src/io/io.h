@@ -114,7 +114,7 @@ static inline struct plx_file *plx_io_lookup(MPI_File fh)
     return plx_obj_lookup(&plx_file_tab, (int)(uint32_t)v);
 }
 
-/* --- file objects (io.c) -------------------------------------------------- */
+/* --- file objects (file.c) -------------------------------------------------- */
 /* amode is checked by the caller. Collective over comm. On success *f_p is a
  * new file with the default view. */
 int plx_io_open(struct plx_comm *comm, const char *name, int amode, const struct plx_info *info,
@@ -155,7 +155,7 @@ MPI_Offset plx_io_view_map(const struct plx_file *f, MPI_Offset pos, MPI_Offset 
 /* Stream bytes of the view that lie before absolute file offset off. */
 MPI_Offset plx_io_view_bytes_before(const struct plx_file *f, MPI_Offset off);
 
-/* --- data access (io.c) --------------------------------------------------- */
+/* --- data access (access.c, twophase.c, shfp.c) --------------------------------------------------- */
 /* One access: count elements of dt at buf, from stream byte position pos
  * (etype offset * etype size). *done_p: bytes moved (short at end of file). */
 int plx_io_read(struct plx_file *f, MPI_Offset pos, void *buf, MPI_Aint count, struct plx_datatype *dt,

@@ -1,6 +1,12 @@
 /*
- * What io.c and twophase.c share and nobody else needs: file segments,
- * staging of user buffers, system calls that finish their job.
+ * What the files of src/io share and nobody else needs: file segments,
+ * staging of user buffers, system calls that finish their job. The module:
+ *   file.c      file objects, open/close/sizes/sync, hints, aggregators
+ *   view.c      views, data representations, staging of user buffers
+ *   access.c    independent access (segments, pwrite/pread, data sieving)
+ *   shfp.c      the shared file pointer and ordered access
+ *   twophase.c  collective access: two-phase collective buffering
+ *   posix.c     POSIX calls that finish their job, byte-range locks
  */
 #ifndef PLX_IO_INTERNAL_H
 #define PLX_IO_INTERNAL_H
@@ -22,6 +28,10 @@ struct plx_io_seg {
 int plx_io_pwrite_full(int fd, const void *buf, size_t n, MPI_Offset off);
 int plx_io_pread_full(int fd, void *buf, size_t n, MPI_Offset off, size_t *got_p);
 int plx_io_lock(int fd, short type, MPI_Offset start, MPI_Offset len);
+
+/* The shared pointer's side file (shfp.c): its name, set at open; opened at first use. */
+void plx_io_shfp_name(struct plx_file *f);
+int plx_io_shfp_open(struct plx_file *f);
 
 int plx_io_segments(const struct plx_file *f, MPI_Offset pos, MPI_Offset n, struct plx_io_seg **segs_p);
 int plx_io_write_segs(struct plx_file *f, const struct plx_io_seg *s, int n, const char *data, MPI_Offset bytes);

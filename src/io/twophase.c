@@ -2,7 +2,7 @@
  * Collective access: two-phase I/O with collective buffering (the algorithm
  * of Thakur, Gropp and Lusk's ROMIO, written for our file segments).
  *
- * 1. Every process lists the file segments of its access (ascending, io.c)
+ * 1. Every process lists the file segments of its access (ascending, access.c)
  *    and all share their first and last byte and segment count.
  * 2. If the accesses are non-contiguous or interleave (or the romio_cb_read /
  *    romio_cb_write hint says "enable"), the span [first, last) is cut into

@@ -1,5 +1,5 @@
 /*
- * Unit tests of MPI-IO views (src/io/io.c): the mapping of the data stream
+ * Unit tests of MPI-IO views (src/io/view.c, access.c): the mapping of the data stream
  * onto file bytes (plx_io_view_map), its inverse count
  * (plx_io_view_bytes_before), the segment lists collective and independent
  * access are built from (plx_io_segments), and the view checks
