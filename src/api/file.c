@@ -203,8 +203,9 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     int e = plx_io_open(c, path, amode, in, &f, &what, &rank);
     if (e) {
         int cls = e > 0 ? plx_file_errno_class(e) : plx_status_to_class((plx_status_t)e);
-        const char *why = e == PLX_IO_E_NOT_SAME ? "the processes passed different arguments" : e > 0 ? strerror(e)
-                                                                                                : "communication failed";
+        const char *why = e == PLX_IO_E_NOT_SAME ? "the processes passed different arguments"
+                          : e > 0                ? strerror(e)
+                                                 : "communication failed";
         if (rank != c->rank)
             rc = plx_file_err(NULL, filename, fn, cls, "%s failed on rank %d of the communicator: %s",
                               what ? what : "opening", rank, why);
@@ -233,7 +234,8 @@ int PMPI_File_close(MPI_File *fh)
     if ((rc = plx_file_arg(*fh, &f, fn)))
         goto out;
     if (f->split_active) {
-        rc = plx_file_err(f, NULL, fn, MPI_ERR_OTHER, "a split collective is still active on the file (call its _end first)");
+        rc = plx_file_err(f, NULL, fn, MPI_ERR_OTHER,
+                          "a split collective is still active on the file (call its _end first)");
         goto out;
     }
     /* the error (if any) is reported on the default handler: the file is gone */
@@ -298,10 +300,12 @@ static int plx_file_size_op(MPI_File fh, MPI_Offset size, int prealloc, const ch
     int e = plx_io_same(f->comm, size, &same);
     if (!e && !same)
         e = PLX_IO_E_NOT_SAME;
-    if (!e)
+    if (!e) {
         e = prealloc ? plx_io_preallocate(f, size) : plx_io_set_size(f, size);
-    else
-        f->err_rank = f->comm->rank, f->err_what = "comparing the sizes";
+    } else {
+        f->err_rank = f->comm->rank;
+        f->err_what = "comparing the sizes";
+    }
     if (e)
         rc = plx_file_io_fail(f, fn, e);
 out:
@@ -524,7 +528,10 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         rc = plx_file_err(f, NULL, fn, MPI_ERR_ARG, "argument 'disp' is negative (%lld)", (long long)disp);
         goto out;
     }
-    int rep = !strcmp(datarep, "native") ? 0 : !strcmp(datarep, "internal") ? 1 : !strcmp(datarep, "external32") ? 2 : -1;
+    int rep = !strcmp(datarep, "native")       ? 0
+              : !strcmp(datarep, "internal")   ? 1
+              : !strcmp(datarep, "external32") ? 2
+                                               : -1;
     const struct plx_io_datarep *drep = rep < 0 ? plx_io_datarep_find(datarep) : NULL;
     if (drep)
         rep = 3;
@@ -741,7 +748,8 @@ static int plx_file_access(MPI_File fh, MPI_Offset offset, void *buf, int count,
     MPI_Count done = 0;
     MPI_Offset pos = at * esize;
     if (a->coll)
-        e = a->is_write ? plx_io_write_all(f, pos, buf, count, dt, &done) : plx_io_read_all(f, pos, buf, count, dt, &done);
+        e = a->is_write ? plx_io_write_all(f, pos, buf, count, dt, &done)
+                        : plx_io_read_all(f, pos, buf, count, dt, &done);
     else
         e = a->is_write ? plx_io_write(f, pos, buf, count, dt, &done) : plx_io_read(f, pos, buf, count, dt, &done);
     if (a->pos_kind == PLX_POS_INDIV)
@@ -991,7 +999,8 @@ static int plx_file_split_end(MPI_File fh, const void *buf, MPI_Status *status, 
     if ((rc = plx_file_arg(fh, &f, fn)))
         goto out;
     if (!f->split_active) {
-        rc = plx_file_err(f, NULL, fn, MPI_ERR_OTHER, "no split collective is active on this file (call the _begin first)");
+        rc = plx_file_err(f, NULL, fn, MPI_ERR_OTHER,
+                          "no split collective is active on this file (call the _begin first)");
         goto out;
     }
     if (buf != f->split_buf) {
@@ -1062,8 +1071,8 @@ static int plx_file_whence(struct plx_file *f, int whence, const char *fn)
     if (whence == MPI_SEEK_SET || whence == MPI_SEEK_CUR || whence == MPI_SEEK_END)
         return MPI_SUCCESS;
     return plx_file_err(f, NULL, fn, MPI_ERR_ARG,
-                        "argument 'whence' is %d, not MPI_SEEK_SET (%d), MPI_SEEK_CUR (%d) or MPI_SEEK_END (%d)", whence,
-                        MPI_SEEK_SET, MPI_SEEK_CUR, MPI_SEEK_END);
+                        "argument 'whence' is %d, not MPI_SEEK_SET (%d), MPI_SEEK_CUR (%d) or MPI_SEEK_END (%d)",
+                        whence, MPI_SEEK_SET, MPI_SEEK_CUR, MPI_SEEK_END);
 }
 
 #pragma weak MPI_File_seek = PMPI_File_seek

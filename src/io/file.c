@@ -234,7 +234,8 @@ int plx_io_open(struct plx_comm *comm, const char *name, int amode, const struct
     int same = 1;
     st = plx_io_same(nc, amode, &same);
     if (PLX_IS_ERR(st) || !same) {
-        *what_p = PLX_IS_ERR(st) ? "comparing the access modes" : "comparing the access modes: amode differs between the processes";
+        *what_p = PLX_IS_ERR(st) ? "comparing the access modes"
+                                 : "comparing the access modes: amode differs between the processes";
         plx_io_file_free(f);
         return PLX_IS_ERR(st) ? st : PLX_IO_E_NOT_SAME;
     }
@@ -357,9 +358,8 @@ int plx_io_preallocate(struct plx_file *f, MPI_Offset size)
                 /* no fallocate here: write zeros past the end */
                 err = 0;
                 static const char zeros[65536];
-                for (MPI_Offset o = sb.st_size; o < size && !err;)
-                    err = plx_io_pwrite_full(f->fd, zeros, (size_t)PLX_MIN(size - o, (MPI_Offset)sizeof zeros), o),
-                    o += (MPI_Offset)sizeof zeros;
+                for (MPI_Offset o = sb.st_size; o < size && !err; o += (MPI_Offset)sizeof zeros)
+                    err = plx_io_pwrite_full(f->fd, zeros, (size_t)PLX_MIN(size - o, (MPI_Offset)sizeof zeros), o);
             }
         }
     }
