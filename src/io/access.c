@@ -63,8 +63,10 @@ static void plx_io_atomic_unlock(struct plx_file *f, const struct plx_io_seg *s,
 
 /* Data sieving for independent writes (hint romio_ds_write=enable): many
  * small pieces close together are written as one read-modify-write of their
- * span, under a write lock. Only safe when every process writing the holes
- * meanwhile sieves too (plain writes take no lock), hence off by default.
+ * span, under a write lock; with the hint on, plain writes of this file take
+ * the lock too. Processes that write the holes through another handle
+ * without the hint (or another program) could still lose their bytes, hence
+ * off by default.
  * Worth it when the pieces average below 4 KiB and fill at least an eighth of
  * a span of at most 4 MiB. */
 static int plx_io_sieve_worth(const struct plx_file *f, const struct plx_io_seg *s, int n, MPI_Offset bytes)
@@ -104,13 +106,18 @@ int plx_io_write_segs(struct plx_file *f, const struct plx_io_seg *s, int n, con
         f->err_what = "writing (data sieving: pread/pwrite)";
         return err;
     }
-plain:
-    for (int i = 0; i < n; i++)
-        if ((err = plx_io_pwrite_full(f->fd, data + s[i].spos, (size_t)s[i].len, s[i].off))) {
+plain:;
+    /* where other processes may sieve, a plain write takes the lock too, or
+     * their read-modify-write of a span holding its bytes could undo it */
+    MPI_Offset lo = n ? s[0].off : 0, span = n ? s[n - 1].off + s[n - 1].len - lo : 0;
+    int locked = n && f->hints.ind_sieve_write && !f->atomic && plx_io_lock(f->fd, F_WRLCK, lo, span) == 0;
+    err = 0;
+    for (int i = 0; i < n && !err; i++)
+        if ((err = plx_io_pwrite_full(f->fd, data + s[i].spos, (size_t)s[i].len, s[i].off)))
             f->err_what = "writing (pwrite)";
-            return err;
-        }
-    return 0;
+    if (locked)
+        plx_io_lock(f->fd, F_UNLCK, lo, span);
+    return err;
 }
 
 int plx_io_write(struct plx_file *f, MPI_Offset pos, const void *buf, MPI_Aint count, struct plx_datatype *dt,

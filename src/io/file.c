@@ -280,6 +280,12 @@ int plx_io_open(struct plx_comm *comm, const char *name, int amode, const struct
                 err = EISDIR;
         }
     }
+    /* a side file of that name can only be a crashed job's leftover: rank 0
+     * removes it before anyone can use the shared pointer (the agreement
+     * below orders the two) */
+    plx_io_shfp_name(f);
+    if (nc->rank == 0 && !err)
+        unlink(f->shfp_name);
     int rc = plx_io_agree(f, err);
     if (rc) {
         *what_p = rc > 0 ? "opening the file" : "agreeing on the outcome";
@@ -288,7 +294,6 @@ int plx_io_open(struct plx_comm *comm, const char *name, int amode, const struct
         return rc;
     }
     plx_io_hints_apply(f, info);
-    plx_io_shfp_name(f);
     if (amode & MPI_MODE_APPEND) {
         struct stat sb;
         MPI_Offset end = fstat(f->fd, &sb) == 0 ? (MPI_Offset)sb.st_size : 0;
