@@ -183,12 +183,9 @@ int plx_io_shfp_ordered(struct plx_file *f, MPI_Offset n, MPI_Offset *mine_p);
 /* Collective: *same_p = 1 when every process passed the same v. */
 int plx_io_same(struct plx_comm *c, long long v, int *same_p);
 
-/* Collective agreement on an error: returns the first nonzero rc in rank
- * order (and sets f->err_rank/err_what from that rank's step index). */
+/* Collective agreement on an error: returns this process's rc when nonzero,
+ * else the first nonzero rc in rank order; f->err_rank says whose it is
+ * (err_what is cleared when it is another process's). */
 int plx_io_agree(struct plx_file *f, int rc);
-
-/* Bytes needed to stage count elements of dt in the file's representation
- * (native: count*size). */
-MPI_Count plx_io_stream_bytes(const struct plx_file *f, MPI_Aint count, const struct plx_datatype *dt);
 
 #endif

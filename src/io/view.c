@@ -155,12 +155,6 @@ MPI_Offset plx_io_view_bytes_before(const struct plx_file *f, MPI_Offset off)
 
 /* ---- staging: user buffer <-> the bytes that go to the file ------------------ */
 
-MPI_Count plx_io_stream_bytes(const struct plx_file *f, MPI_Aint count, const struct plx_datatype *dt)
-{
-    (void)f;
-    return (MPI_Count)count * dt->size;     /* external32 is accepted only where sizes agree */
-}
-
 /* The file-representation bytes of count elements at buf: buf itself when it
  * is contiguous native data (*tmp_p NULL), else a packed copy (*tmp_p, to free). */
 int plx_io_stage_out(const struct plx_file *f, const void *buf, MPI_Aint count, const struct plx_datatype *dt,
