@@ -160,8 +160,13 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     struct plx_info *in = NULL;
     int rc;
     plx_api_lock();
-    if ((rc = plx_api_comm(comm, &c, fn)))
+    plx_api_check_init(fn);
+    /* a bad communicator is an error of the open: MPI_FILE_NULL's handler */
+    if (!(c = plx_obj_lookup(&plx_comm_tab, comm))) {
+        rc = plx_file_err(NULL, filename, fn, MPI_ERR_COMM, "argument 'comm' is %s communicator (handle 0x%x)",
+                          comm == MPI_COMM_NULL ? "the null" : "an invalid", (unsigned)comm);
         goto out;
+    }
     if (!filename) {
         rc = plx_file_err(NULL, NULL, fn, MPI_ERR_ARG, "argument 'filename' is NULL");
         goto out;

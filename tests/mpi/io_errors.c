@@ -39,6 +39,9 @@ static void test_open_errors(void)
     check_call_rank(rc, "MPI_File_open");
     PLX_CHECK(fh == MPI_FILE_NULL, "a failed open leaves MPI_FILE_NULL");
 
+    /* a bad communicator: MPI_FILE_NULL's handler (MPI_ERRORS_RETURN), not the communicator's */
+    CHECK_FILE_ERR(MPI_File_open(MPI_COMM_NULL, path_exists, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh), MPI_ERR_COMM,
+                   "comm");
     CHECK_FILE_ERR(MPI_File_open(MPI_COMM_WORLD, path_exists, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR,
                                  MPI_INFO_NULL, &fh),
                    MPI_ERR_FILE_EXISTS, path_exists);
