@@ -243,14 +243,12 @@ int PMPI_File_close(MPI_File *fh)
                           "a split collective is still active on the file (call its _end first)");
         goto out;
     }
-    /* the error (if any) is reported on the default handler: the file is gone */
-    char *name = plx_strdup(f->name);
-    int me = f->comm->rank;
+    /* an error goes to the file's handler, which still sees the handle */
     int e = plx_io_close(f);
-    *fh = MPI_FILE_NULL;
     if (e)
-        rc = plx_file_fail(NULL, name, fn, e, "closing the file", me);
-    free(name);
+        rc = plx_file_io_fail(f, fn, e);
+    plx_io_free(f);
+    *fh = MPI_FILE_NULL;
 out:
     plx_api_unlock();
     return rc;

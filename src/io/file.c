@@ -327,10 +327,16 @@ int plx_io_close(struct plx_file *f)
         if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) && unlink(f->name) < 0 && !err)
             err = errno;
     }
-    f->err_what = "closing the file";
-    f->err_rank = c->rank;
+    if (PLX_IS_ERR(st))
+        return st;
+    f->err_what = (f->amode & MPI_MODE_DELETE_ON_CLOSE) && c->rank == 0 ? "closing and deleting the file"
+                                                                        : "closing the file";
+    return plx_io_agree(f, err);
+}
+
+void plx_io_free(struct plx_file *f)
+{
     plx_io_file_free(f);
-    return PLX_IS_ERR(st) ? st : err;
 }
 
 int plx_io_delete(const char *name)

@@ -119,8 +119,10 @@ static inline struct plx_file *plx_io_lookup(MPI_File fh)
  * new file with the default view. */
 int plx_io_open(struct plx_comm *comm, const char *name, int amode, const struct plx_info *info,
                 struct plx_file **f_p, const char **what_p, int *rank_p);
-/* Collective; frees f (also when it fails). */
+/* Collective: closes the file (the object stays for the error report);
+ * then plx_io_free. */
 int plx_io_close(struct plx_file *f);
+void plx_io_free(struct plx_file *f);
 int plx_io_delete(const char *name);
 /* Strips a ROMIO-style file system prefix ("ufs:", "nfs:"...). */
 const char *plx_io_strip_prefix(const char *name);

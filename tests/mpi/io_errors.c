@@ -262,6 +262,25 @@ static void test_errhandlers(void)
     MPI_Errhandler_free(&got);
     PLX_CHECK_MPI(MPI_File_close(&fh));
     PLX_CHECK_MPI(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
+
+    /* an error of close (DELETE_ON_CLOSE of a file already gone) goes to the file's handler, on every rank */
+    char gone[600];
+    io_path(gone, sizeof gone, "gone");
+    PLX_CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, gone, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                                MPI_INFO_NULL, &fh));
+    PLX_CHECK_MPI(MPI_File_set_errhandler(fh, eh));
+    MPI_File before = fh;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        unlink(gone);
+    MPI_Barrier(MPI_COMM_WORLD);
+    handler_calls = 0;
+    rc = MPI_File_close(&fh);
+    PLX_CHECK_ERR(rc, MPI_ERR_NO_SUCH_FILE);
+    IO_CHECK_MSG(rc, gone);
+    PLX_CHECK_EQ(handler_calls, 1, "the file's handler ran for the failed close");
+    PLX_CHECK(handler_file == before, "with the file being closed");
+    PLX_CHECK(fh == MPI_FILE_NULL, "the handle is MPI_FILE_NULL after a failed close");
     PLX_CHECK_MPI(MPI_Errhandler_free(&eh));
 
     /* communicator handlers are not file handlers, and the other way round */
