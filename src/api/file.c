@@ -51,19 +51,36 @@ static int plx_file_invoke(struct plx_file *f, int code)
     }
 }
 
+static int plx_file_code_v(struct plx_file *f, const char *name, const char *fn, int cls, const char *fmt,
+                           va_list ap)
+{
+    char text[400];
+    vsnprintf(text, sizeof text, fmt, ap);
+    if (!name && f)
+        name = f->name;
+    return name ? plx_err_make(cls, "%s(rank %d): file '%s': %s", fn, plx_rt.world_rank, name, text)
+                : plx_err_make(cls, "%s(rank %d): %s", fn, plx_rt.world_rank, text);
+}
+
+/* An error code naming the call, the rank and the file (name, or f's). */
+static int __attribute__((format(printf, 5, 6), cold))
+plx_file_code(struct plx_file *f, const char *name, const char *fn, int cls, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int code = plx_file_code_v(f, name, fn, cls, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
 /* Raises on f (NULL: MPI_FILE_NULL's handler); name: the file, when known. */
 static int __attribute__((format(printf, 5, 6), cold))
 plx_file_err(struct plx_file *f, const char *name, const char *fn, int cls, const char *fmt, ...)
 {
-    char text[400];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    int code = plx_file_code_v(f, name, fn, cls, fmt, ap);
     va_end(ap);
-    if (!name && f)
-        name = f->name;
-    int code = name ? plx_err_make(cls, "%s(rank %d): file '%s': %s", fn, plx_rt.world_rank, name, text)
-                    : plx_err_make(cls, "%s(rank %d): %s", fn, plx_rt.world_rank, text);
     return plx_file_invoke(f, code);
 }
 
@@ -91,8 +108,9 @@ static int plx_file_errno_class(int e)
     }
 }
 
-/* Turns an io-layer result into a raised MPI error (rc != 0). */
-static int plx_file_fail(struct plx_file *f, const char *name, const char *fn, int rc, const char *what, int rank)
+/* The MPI error code of an io-layer result (rc != 0). */
+static int plx_file_fail_code(struct plx_file *f, const char *name, const char *fn, int rc, const char *what,
+                              int rank)
 {
     int cls = rc > 0 ? plx_file_errno_class(rc) : plx_status_to_class((plx_status_t)rc);
     const char *why = rc == PLX_IO_E_NOT_SAME ? "the processes passed different arguments"
@@ -101,15 +119,22 @@ static int plx_file_fail(struct plx_file *f, const char *name, const char *fn, i
                                                   : "communication between the processes failed";
     int me = f ? f->comm->rank : -1;
     if (rank >= 0 && rank != me && f)
-        return plx_file_err(f, name, fn, cls, "failed on rank %d of the file's communicator%s%s: %s", rank,
-                            what ? " while " : "", what ? what : "", why);
-    return plx_file_err(f, name, fn, cls, "%s%s%s", what ? what : "", what ? ": " : "", why);
+        return plx_file_code(f, name, fn, cls, "failed on rank %d of the file's communicator%s%s: %s", rank,
+                             what ? " while " : "", what ? what : "", why);
+    return plx_file_code(f, name, fn, cls, "%s%s%s", what ? what : "", what ? ": " : "", why);
 }
 
-static int plx_file_io_fail(struct plx_file *f, const char *fn, int rc)
+/* The code of the io layer's last failure on f (for a nonblocking request). */
+static int plx_file_io_code(struct plx_file *f, const char *fn, int rc)
 {
     const char *what = f->err_rank == f->comm->rank ? f->err_what : NULL;
-    return plx_file_fail(f, NULL, fn, rc, what, f->err_rank);
+    return plx_file_fail_code(f, NULL, fn, rc, what, f->err_rank);
+}
+
+/* Raises the io layer's last failure on f. */
+static int plx_file_io_fail(struct plx_file *f, const char *fn, int rc)
+{
+    return plx_file_invoke(f, plx_file_io_code(f, fn, rc));
 }
 
 static int plx_file_arg(MPI_File fh, struct plx_file **f_p, const char *fn)
@@ -158,7 +183,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     static const char fn[] = "MPI_File_open";
     struct plx_comm *c;
     struct plx_info *in = NULL;
-    int rc;
+    int rc = MPI_SUCCESS;
     plx_api_lock();
     plx_api_check_init(fn);
     /* a bad communicator is an error of the open: MPI_FILE_NULL's handler */
@@ -750,6 +775,14 @@ static int plx_file_access(MPI_File fh, MPI_Offset offset, void *buf, int count,
     }
     MPI_Count done = 0;
     MPI_Offset pos = at * esize;
+    if (a->coll && a->call == PLX_CALL_NONBLOCKING) {
+        /* runs on from the progress engine; the pointer moves now (MPI 3.1 section 13.4.3) */
+        struct plx_request *r = plx_io_coll_start(f, a->is_write, pos, buf, count, dt, plx_file_io_code, fn);
+        if (a->pos_kind == PLX_POS_INDIV)
+            f->fp += netypes;
+        *request = r->obj.handle;
+        goto out;
+    }
     if (a->coll)
         e = a->is_write ? plx_io_write_all(f, pos, buf, count, dt, &done)
                         : plx_io_read_all(f, pos, buf, count, dt, &done);

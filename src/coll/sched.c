@@ -27,11 +27,16 @@ static int plx_sched_tag(struct plx_comm *c)
 
 struct plx_sched *plx_sched_new(struct plx_comm *c)
 {
+    return plx_sched_new_tag(c, plx_sched_tag(c));
+}
+
+struct plx_sched *plx_sched_new_tag(struct plx_comm *c, int tag)
+{
     struct plx_sched *s = plx_calloc(1, sizeof *s);
     plx_list_init(&s->link);
     s->comm = c;
     plx_comm_addref(c);
-    s->tag = plx_sched_tag(c);
+    s->tag = tag;
     return s;
 }
 
@@ -114,6 +119,13 @@ void plx_sched_copy(struct plx_sched *s, const void *src, MPI_Aint scount, struc
     e->count = dcount;
     e->dt = ddt;
     plx_dt_addref(ddt);
+}
+
+void plx_sched_call(struct plx_sched *s, void (*fn)(struct plx_sched *s, void *arg), void *arg)
+{
+    struct plx_sched_ent *e = plx_sched_add(s, PLX_S_CALL);
+    e->fn = fn;
+    e->buf = arg;
 }
 
 void plx_sched_fence(struct plx_sched *s)
@@ -207,7 +219,10 @@ static void plx_sched_post(struct plx_sched *s, struct plx_sched_ent *e)
 
 static void plx_sched_local(struct plx_sched *s, struct plx_sched_ent *e)
 {
-    if (e->kind == PLX_S_COPY) {
+    if (e->kind == PLX_S_CALL) {
+        /* fn may append entries (and move s->ents): e is not used after it */
+        e->fn(s, e->buf);
+    } else if (e->kind == PLX_S_COPY) {
         plx_dt_copy(e->src, e->scount, e->sdt, e->buf, e->count, e->dt);
     } else if (plx_op_reduce(s->op, e->src, e->buf, e->count, e->dt) != 0) {
         plx_sched_error(s, plx_err_make(MPI_ERR_OP, "operation 0x%x is not defined for datatype %s",
@@ -232,7 +247,21 @@ static void plx_sched_collect(struct plx_sched *s, struct plx_sched_ent *e)
 
 /* Collects finished requests of the running round; then starts rounds
  * until one has communication outstanding. Returns work done. */
+static int plx_sched_advance_once(struct plx_sched *s);
+
 static int plx_sched_advance(struct plx_sched *s)
+{
+    /* a call step that waits (MPI-IO's rounds) polls progress, which would
+     * come back here for this schedule */
+    if (s->advancing)
+        return 0;
+    s->advancing = 1;
+    int work = plx_sched_advance_once(s);
+    s->advancing = 0;
+    return work;
+}
+
+static int plx_sched_advance_once(struct plx_sched *s)
 {
     int work = 0;
     if (s->pending) {

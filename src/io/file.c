@@ -141,9 +141,14 @@ const char *plx_io_strip_prefix(const char *name)
 
 int plx_io_agree(struct plx_file *f, int rc)
 {
+    return plx_io_agree_tag(f, rc, PLX_IO_TAG);
+}
+
+int plx_io_agree_tag(struct plx_file *f, int rc, int tag)
+{
     struct plx_comm *c = f->comm;
     int *all = plx_malloc((size_t)c->size * sizeof *all);
-    plx_status_t st = plx_coll_allgather(&rc, sizeof rc, all, c, PLX_IO_TAG);
+    plx_status_t st = plx_coll_allgather(&rc, sizeof rc, all, c, tag);
     if (PLX_IS_ERR(st)) {
         free(all);
         f->err_what = "agreeing on the outcome";

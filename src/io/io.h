@@ -25,9 +25,11 @@
  * agree on the first failing rank). The API layer (src/api/file.c) makes an
  * MPI error class and message out of that.
  *
- * Nonblocking calls run to completion when they are started and hand back a
- * completed request (the I/O itself is a system call on a local file; the
- * cost is that a nonblocking collective synchronizes like a blocking one).
+ * Nonblocking independent calls run to completion when they are started and
+ * hand back a completed request (the I/O is a system call on a local file).
+ * Nonblocking collective calls post an exchange of extents and return; the
+ * rest runs from the progress engine once every process has started
+ * (twophase.c, plx_io_coll_start).
  *
  * Thread rules: under the API lock, like the rest of the library.
  */
@@ -38,6 +40,7 @@
 #include <stddef.h>
 #include "core/datatype.h"
 #include "core/objects.h"
+#include "core/request.h"
 
 enum plx_io_cb_mode { PLX_IO_CB_DISABLE = 0, PLX_IO_CB_ENABLE = 1, PLX_IO_CB_AUTO = 2 };
 
@@ -169,6 +172,15 @@ int plx_io_read_all(struct plx_file *f, MPI_Offset pos, void *buf, MPI_Aint coun
                     MPI_Count *done_p);
 int plx_io_write_all(struct plx_file *f, MPI_Offset pos, const void *buf, MPI_Aint count,
                      struct plx_datatype *dt, MPI_Count *done_p);
+
+/* Nonblocking collective access: a request that the progress engine
+ * completes. The two-phase part runs once every process has started the
+ * call (their extents are in), inside whatever MPI call drives progress
+ * then; make_err turns a failure into the request's MPI error code. The
+ * request's status counts the bytes moved. */
+struct plx_request *plx_io_coll_start(struct plx_file *f, int is_write, MPI_Offset pos, void *buf,
+                                      MPI_Aint count, struct plx_datatype *dt,
+                                      int (*make_err)(struct plx_file *f, const char *fn, int rc), const char *fn);
 
 /* Shared file pointer, in etypes. fetch_add returns the old value. */
 int plx_io_shfp_fetch_add(struct plx_file *f, MPI_Offset add, MPI_Offset *old_p);

@@ -25,6 +25,9 @@ struct plx_io_seg {
     MPI_Offset spos;
 };
 
+/* plx_io_agree on a given tag (a nonblocking access uses its schedule's). */
+int plx_io_agree_tag(struct plx_file *f, int rc, int tag);
+
 int plx_io_pwrite_full(int fd, const void *buf, size_t n, MPI_Offset off);
 int plx_io_pread_full(int fd, void *buf, size_t n, MPI_Offset off, size_t *got_p);
 int plx_io_lock(int fd, short type, MPI_Offset start, MPI_Offset len);

@@ -49,6 +49,7 @@ struct plx_io_piece {
 
 struct plx_io_tp {
     struct plx_file *f;
+    int tag;                        /* 0: fresh collective tags; else this one (nonblocking) */
     int is_write;
     int p, me;
     int naggr, my_ai;               /* my_ai: my index among the aggregators, -1 if none */
@@ -62,6 +63,11 @@ struct plx_io_tp {
     int64_t (*rcounts)[2];          /* per process (aggregator side) */
     int *cursor;                    /* per aggregator: first segment not yet used up */
 };
+
+static struct plx_sched *plx_io_sched_new(const struct plx_io_tp *t, struct plx_comm *c)
+{
+    return t->tag ? plx_sched_new_tag(c, t->tag) : plx_sched_new(c);
+}
 
 static int plx_io_sched_err(struct plx_file *f, int code)
 {
@@ -117,7 +123,7 @@ static int plx_io_round_write(struct plx_io_tp *t, int r, const char *data, char
     char **rbufs = plx_calloc((size_t)t->p, sizeof *rbufs);
     int rc = 0;
     /* counts */
-    struct plx_sched *s = plx_sched_new(c);
+    struct plx_sched *s = plx_io_sched_new(t, c);
     MPI_Offset wlo = 0, whi = 0;
     if (t->my_ai >= 0)
         plx_io_window(t, t->my_ai, r, &wlo, &whi);
@@ -149,7 +155,7 @@ static int plx_io_round_write(struct plx_io_tp *t, int r, const char *data, char
     }
     /* pieces and data: the list, then the data straight from the staged
      * stream (one aggregator's pieces of a round are one slice of it) */
-    s = plx_sched_new(c);
+    s = plx_io_sched_new(t, c);
     for (int a = 0; a < t->naggr; a++) {
         int64_t np = t->scounts[a][0], nb = t->scounts[a][1];
         if (np == 0)
@@ -268,7 +274,7 @@ static int plx_io_round_read(struct plx_io_tp *t, int r, char *data, char *cbuf,
 
     /* counts and piece lists in one schedule: the lists follow the counts
      * in a second round, sized by them */
-    struct plx_sched *s = plx_sched_new(c);
+    struct plx_sched *s = plx_io_sched_new(t, c);
     for (int a = 0; a < t->naggr; a++) {
         MPI_Offset lo, hi;
         plx_io_window(t, a, r, &lo, &hi);
@@ -292,7 +298,7 @@ static int plx_io_round_read(struct plx_io_tp *t, int r, char *data, char *cbuf,
         rc = plx_io_sched_err(f, code);
         goto out;
     }
-    s = plx_sched_new(c);
+    s = plx_io_sched_new(t, c);
     for (int a = 0; a < t->naggr; a++) {
         int64_t np = t->scounts[a][0];
         if (np == 0)
@@ -353,7 +359,7 @@ static int plx_io_round_read(struct plx_io_tp *t, int r, char *data, char *cbuf,
     }
     /* the answers land straight in the stream: one aggregator's pieces of a
      * round are one slice of it */
-    s = plx_sched_new(c);
+    s = plx_io_sched_new(t, c);
     if (my_window)
         for (int q = 0; q < t->p; q++)
             if (t->rcounts[q][0] && q != t->me && t->rcounts[q][1])
@@ -387,10 +393,10 @@ out:
 
 /* Both directions: data is the staged stream (n bytes, segments s[0..ns)). */
 static int plx_io_two_phase(struct plx_file *f, int is_write, const struct plx_io_range *all,
-                            const struct plx_io_seg *segs, int ns, char *data)
+                            const struct plx_io_seg *segs, int ns, char *data, int tag)
 {
     struct plx_comm *c = f->comm;
-    struct plx_io_tp t = { .f = f, .is_write = is_write, .p = c->size, .me = c->rank, .all = all };
+    struct plx_io_tp t = { .f = f, .tag = tag, .is_write = is_write, .p = c->size, .me = c->rank, .all = all };
     MPI_Offset gmin = INT64_MAX, gmax = INT64_MIN;
     for (int q = 0; q < t.p; q++)
         if (all[q].nseg) {
@@ -460,39 +466,77 @@ static int plx_io_two_phase(struct plx_file *f, int is_write, const struct plx_i
     return rc ? rc : ioerr;
 }
 
-static int plx_io_coll(struct plx_file *f, int is_write, MPI_Offset pos, void *buf, MPI_Aint count,
-                       struct plx_datatype *dt, MPI_Count *done_p)
+/* One collective access: what phase A prepares and phase B uses. */
+struct plx_io_op {
+    struct plx_file *f;
+    int is_write;
+    void *buf;
+    MPI_Aint count;
+    struct plx_datatype *dt;    /* referenced */
+    MPI_Offset n;               /* stream bytes (0: takes part without data) */
+    int err;                    /* this process's error so far */
+    const char *wdata;
+    char *tmp, *rdata;
+    struct plx_io_seg *segs;
+    int ns;
+    struct plx_io_range mine;
+    struct plx_io_range *all;   /* every process's extents */
+    MPI_Count done;
+    /* nonblocking: how to make the request's error code */
+    int (*make_err)(struct plx_file *f, const char *fn, int rc);
+    const char *fn;
+    int tag;                    /* nonblocking: its schedule's tag, for everything it runs */
+};
+
+/* Phase A: stage the data, list the segments, this process's extents. */
+static struct plx_io_op *plx_io_op_new(struct plx_file *f, int is_write, MPI_Offset pos, void *buf, MPI_Aint count,
+                                       struct plx_datatype *dt)
 {
-    struct plx_comm *c = f->comm;
-    MPI_Offset n = (MPI_Offset)count * dt->size;
-    *done_p = 0;
-    f->err_rank = c->rank;
+    struct plx_io_op *op = plx_calloc(1, sizeof *op);
+    op->f = f;
+    op->is_write = is_write;
+    op->buf = buf;
+    op->count = count;
+    op->dt = dt;
+    plx_dt_addref(dt);
+    op->n = (MPI_Offset)count * dt->size;
+    f->err_rank = f->comm->rank;
     f->err_what = NULL;
-    int err = 0;
-    const char *wdata = NULL;
-    char *tmp = NULL, *rdata = NULL;
     if (is_write) {
-        if ((err = plx_io_stage_out(f, buf, count, dt, &wdata, &tmp))) {
+        if ((op->err = plx_io_stage_out(f, buf, count, dt, &op->wdata, &op->tmp))) {
             f->err_what = "converting to external32";
-            n = 0;              /* take part without data */
+            op->n = 0;
         }
     } else {
-        rdata = plx_io_stage_buf(f, buf, count, dt, &tmp);
+        op->rdata = plx_io_stage_buf(f, buf, count, dt, &op->tmp);
     }
-    struct plx_io_seg *segs = NULL;
-    int ns = n ? plx_io_segments(f, pos, n, &segs) : 0;
-    struct plx_io_range mine = { INT64_MAX, INT64_MIN, ns };
-    if (ns) {
-        mine.lo = segs[0].off;
-        mine.hi = segs[ns - 1].off + segs[ns - 1].len;
+    op->ns = op->n ? plx_io_segments(f, pos, op->n, &op->segs) : 0;
+    op->mine = (struct plx_io_range){ INT64_MAX, INT64_MIN, op->ns };
+    if (op->ns) {
+        op->mine.lo = op->segs[0].off;
+        op->mine.hi = op->segs[op->ns - 1].off + op->segs[op->ns - 1].len;
     }
-    struct plx_io_range *all = plx_malloc((size_t)c->size * sizeof *all);
-    plx_status_t st = plx_coll_allgather(&mine, sizeof mine, all, c, PLX_IO_TAG);
-    if (PLX_IS_ERR(st)) {
-        f->err_what = "exchanging the extents of a collective access";
-        err = st;
-        goto out;
-    }
+    op->all = plx_malloc((size_t)f->comm->size * sizeof *op->all);
+    return op;
+}
+
+static void plx_io_op_free(struct plx_io_op *op)
+{
+    free(op->all);
+    free(op->segs);
+    free(op->tmp);
+    plx_dt_release(op->dt);
+    free(op);
+}
+
+/* Phase B, once op->all holds everyone's extents: two-phase or independent
+ * access, the agreement on errors, the data into the user's buffer. */
+static int plx_io_op_run(struct plx_io_op *op)
+{
+    struct plx_file *f = op->f;
+    struct plx_comm *c = f->comm;
+    const struct plx_io_range *all = op->all;
+    int err = 0;
     int active = 0, noncontig = 0, interleaved = 0;
     MPI_Offset prev_hi = INT64_MIN;
     for (int q = 0; q < c->size; q++) {
@@ -505,55 +549,106 @@ static int plx_io_coll(struct plx_file *f, int is_write, MPI_Offset pos, void *b
             interleaved = 1;
         prev_hi = PLX_MAX(prev_hi, all[q].hi);
     }
-    int mode = is_write ? f->hints.cb_write : f->hints.cb_read;
+    int mode = op->is_write ? f->hints.cb_write : f->hints.cb_read;
     int use_cb = active > 0 && (mode == PLX_IO_CB_ENABLE ||
                                 (mode == PLX_IO_CB_AUTO && active > 1 && (noncontig || interleaved)));
-    int ioerr = err;
+    int ioerr = op->err;
     if (use_cb) {
-        int rc = plx_io_two_phase(f, is_write, all, segs, ns, is_write ? (char *)wdata : rdata);
-        if (rc < 0) {
-            err = rc;           /* communication failed: no agreement possible */
-            goto out;
-        }
+        int rc = plx_io_two_phase(f, op->is_write, all, op->segs, op->ns,
+                                  op->is_write ? (char *)op->wdata : op->rdata, op->tag);
+        if (rc < 0)
+            return rc;          /* communication failed: no agreement possible */
         if (!ioerr)
             ioerr = rc;
-    } else if (ns && !ioerr) {
-        if (f->atomic &&
-            (ioerr = plx_io_lock(f->fd, is_write ? F_WRLCK : F_RDLCK, mine.lo, mine.hi - mine.lo))) {
+    } else if (op->ns && !ioerr) {
+        const struct plx_io_range *m = &op->mine;
+        if (f->atomic && (ioerr = plx_io_lock(f->fd, op->is_write ? F_WRLCK : F_RDLCK, m->lo, m->hi - m->lo))) {
             f->err_what = "locking the byte range (atomic mode, fcntl)";
         } else {
             MPI_Offset got;
-            ioerr = is_write ? plx_io_write_segs(f, segs, ns, wdata, n) : plx_io_read_segs(f, segs, ns, rdata, &got);
+            ioerr = op->is_write ? plx_io_write_segs(f, op->segs, op->ns, op->wdata, op->n)
+                                 : plx_io_read_segs(f, op->segs, op->ns, op->rdata, &got);
             if (f->atomic)
-                plx_io_lock(f->fd, F_UNLCK, mine.lo, mine.hi - mine.lo);
+                plx_io_lock(f->fd, F_UNLCK, m->lo, m->hi - m->lo);
         }
     }
     const char *what = f->err_what;
-    err = plx_io_agree(f, ioerr);
+    err = plx_io_agree_tag(f, ioerr, op->tag ? op->tag : PLX_IO_TAG);
     if (err && f->err_rank == c->rank)
         f->err_what = what;
     if (err)
-        goto out;
-    if (is_write) {
-        *done_p = n;
-    } else if (ns) {
+        return err;
+    if (op->is_write) {
+        op->done = op->n;
+    } else if (op->ns) {
         /* what lies before the end of the file was read */
         struct stat sb;
         MPI_Offset eof = fstat(f->fd, &sb) == 0 ? (MPI_Offset)sb.st_size : INT64_MAX, got = 0;
-        for (int i = 0; i < ns && segs[i].off < eof; i++) {
-            got += PLX_MIN(segs[i].len, eof - segs[i].off);
-            if (segs[i].off + segs[i].len > eof)
+        for (int i = 0; i < op->ns && op->segs[i].off < eof; i++) {
+            got += PLX_MIN(op->segs[i].len, eof - op->segs[i].off);
+            if (op->segs[i].off + op->segs[i].len > eof)
                 break;
         }
-        *done_p = got;
-        if ((err = plx_io_stage_in(f, tmp, (size_t)got, buf, count, dt)))
+        op->done = got;
+        if ((err = plx_io_stage_in(f, op->tmp, (size_t)got, op->buf, op->count, op->dt)))
             f->err_what = "converting from external32";
     }
-out:
-    free(all);
-    free(segs);
-    free(tmp);
     return err;
+}
+
+static int plx_io_coll(struct plx_file *f, int is_write, MPI_Offset pos, void *buf, MPI_Aint count,
+                       struct plx_datatype *dt, MPI_Count *done_p)
+{
+    struct plx_io_op *op = plx_io_op_new(f, is_write, pos, buf, count, dt);
+    plx_status_t st = plx_coll_allgather(&op->mine, sizeof op->mine, op->all, f->comm, PLX_IO_TAG);
+    int err;
+    if (PLX_IS_ERR(st)) {
+        f->err_what = "exchanging the extents of a collective access";
+        err = st;
+    } else {
+        err = plx_io_op_run(op);
+    }
+    *done_p = op->done;
+    plx_io_op_free(op);
+    return err;
+}
+
+/* The nonblocking form's last step: phase B, run by the progress engine
+ * once every process's extents are in (every process has started). */
+static void plx_io_op_step(struct plx_sched *s, void *arg)
+{
+    struct plx_io_op *op = arg;
+    op->tag = s->tag;
+    if (s->err == MPI_SUCCESS) {
+        int rc = plx_io_op_run(op);
+        if (rc)
+            s->err = op->make_err(op->f, op->fn, rc);
+    }
+    s->req->st_bytes = (size_t)op->done;
+    plx_io_op_free(op);
+}
+
+struct plx_request *plx_io_coll_start(struct plx_file *f, int is_write, MPI_Offset pos, void *buf,
+                                      MPI_Aint count, struct plx_datatype *dt,
+                                      int (*make_err)(struct plx_file *f, const char *fn, int rc), const char *fn)
+{
+    struct plx_io_op *op = plx_io_op_new(f, is_write, pos, buf, count, dt);
+    op->make_err = make_err;
+    op->fn = fn;
+    struct plx_comm *c = f->comm;
+    /* round 1: everyone's extents (an allgather of sends and receives);
+     * round 2: the rest, which needs them */
+    struct plx_sched *s = plx_sched_new(c);
+    op->all[c->rank] = op->mine;
+    for (int q = 0; q < c->size; q++) {
+        if (q == c->rank)
+            continue;
+        plx_sched_send(s, &op->mine, (MPI_Aint)sizeof op->mine, plx_coll_byte(), q);
+        plx_sched_recv(s, &op->all[q], (MPI_Aint)sizeof op->all[q], plx_coll_byte(), q);
+    }
+    plx_sched_fence(s);
+    plx_sched_call(s, plx_io_op_step, op);
+    return plx_sched_start(s);
 }
 
 int plx_io_read_all(struct plx_file *f, MPI_Offset pos, void *buf, MPI_Aint count, struct plx_datatype *dt,

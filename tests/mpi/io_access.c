@@ -209,6 +209,50 @@ static void test_nonblocking(MPI_File fh, MPI_Offset base)
     free(r);
 }
 
+/* A nonblocking collective does not wait for the others to start it: rank
+ * 1 starts its iwrite_all only after a message rank 0 sends after starting
+ * its own (a blocking implementation deadlocks here). */
+static void test_nonblocking_order(MPI_File fh, MPI_Offset base)
+{
+    int *b = malloc(N * sizeof(int)), *r = calloc(N, sizeof(int));
+    fill(b, rank, 13);
+    MPI_Offset at = base + (MPI_Offset)rank * N * sizeof(int);
+    MPI_Request rq;
+    MPI_Status st;
+    int token = 42;
+    if (rank == 0) {
+        PLX_CHECK_MPI(MPI_File_iwrite_at_all(fh, at, b, N, MPI_INT, &rq));
+        if (size > 1)
+            MPI_Send(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
+    } else {
+        if (rank == 1)
+            MPI_Recv(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        PLX_CHECK_MPI(MPI_File_iwrite_at_all(fh, at, b, N, MPI_INT, &rq));
+    }
+    PLX_CHECK_MPI(MPI_Wait(&rq, &st));
+    check_count(&st, MPI_INT, N, "iwrite_at_all started out of step: count");
+    /* the same for a read, the other way round, with the individual pointer */
+    PLX_CHECK_MPI(MPI_File_seek(fh, at, MPI_SEEK_SET));
+    if (rank == 1) {
+        PLX_CHECK_MPI(MPI_File_iread_all(fh, r, N, MPI_INT, &rq));
+        MPI_Send(&token, 1, MPI_INT, 0, 8, MPI_COMM_WORLD);
+    } else {
+        if (rank == 0 && size > 1)
+            MPI_Recv(&token, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        PLX_CHECK_MPI(MPI_File_iread_all(fh, r, N, MPI_INT, &rq));
+    }
+    MPI_Offset pos;
+    PLX_CHECK_MPI(MPI_File_get_position(fh, &pos));
+    PLX_CHECK_EQ(pos, at + N * (MPI_Offset)sizeof(int), "iread_all moved the pointer when it started");
+    int flag = 0;
+    while (!flag)
+        PLX_CHECK_MPI(MPI_Test(&rq, &flag, &st));
+    check_count(&st, MPI_INT, N, "iread_all started out of step: count");
+    check_ints(r, rank, 13, "iread_all started out of step: data");
+    free(b);
+    free(r);
+}
+
 /* split collectives */
 static void test_split(MPI_File fh, MPI_Offset base)
 {
@@ -623,6 +667,7 @@ int main(int argc, char **argv)
     test_individual(fh, 4 * region);
     test_nonblocking(fh, 5 * region);
     test_split(fh, 9 * region);
+    test_nonblocking_order(fh, 10 * region);
     test_queries(fh, path);
     PLX_CHECK_MPI(MPI_File_close(&fh));
     test_shared(io_path(p2, sizeof p2, "shared"));
