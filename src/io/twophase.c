@@ -20,6 +20,10 @@
  *    private communicator, so they never match user traffic.
  * 4. An I/O error on any process is agreed on at the end, so every process
  *    returns the same outcome and nobody is left waiting in an exchange.
+ *
+ * Nonblocking forms (plx_io_coll_start): step 1's exchange is a schedule of
+ * its own whose call step runs the rest once every process's extents are in,
+ * on that schedule's tag; the call returns after posting step 1.
  */
 #include <errno.h>
 #include <fcntl.h>
