@@ -39,6 +39,14 @@ struct plx_sched *plx_sched_new(struct plx_comm *c)
     return s;
 }
 
+struct plx_sched *plx_sched_new_tag(struct plx_comm *c, int tag)
+{
+    struct plx_sched *s = plx_sched_new(c);
+    s->tag = tag;
+    s->tag_fixed = 1;
+    return s;
+}
+
 void plx_sched_set_op(struct plx_sched *s, struct plx_op *op)
 {
     plx_op_addref(op);
@@ -118,6 +126,13 @@ void plx_sched_copy(struct plx_sched *s, const void *src, MPI_Aint scount, struc
     e->count = dcount;
     e->dt = ddt;
     plx_dt_addref(ddt);
+}
+
+void plx_sched_call(struct plx_sched *s, void (*fn)(struct plx_sched *s, void *arg), void *arg)
+{
+    struct plx_sched_ent *e = plx_sched_add(s, PLX_S_CALL);
+    e->fn = fn;
+    e->buf = arg;
 }
 
 void plx_sched_fence(struct plx_sched *s)
@@ -213,7 +228,10 @@ static void plx_sched_post(struct plx_sched *s, struct plx_sched_ent *e)
 
 static void plx_sched_local(struct plx_sched *s, struct plx_sched_ent *e)
 {
-    if (e->kind == PLX_S_COPY) {
+    if (e->kind == PLX_S_CALL) {
+        /* fn may append entries (and move s->ents): e is not used after it */
+        e->fn(s, e->buf);
+    } else if (e->kind == PLX_S_COPY) {
         plx_dt_copy(e->src, e->scount, e->sdt, e->buf, e->count, e->dt);
     } else if (plx_op_reduce(s->op, e->src, e->buf, e->count, e->dt) != 0) {
         plx_sched_error(s, plx_err_make(MPI_ERR_OP, "operation 0x%x is not defined for datatype %s",
@@ -241,7 +259,21 @@ static void plx_sched_collect(struct plx_sched *s, struct plx_sched_ent *e)
 
 /* Collects finished requests of the running round; then starts rounds
  * until one has communication outstanding. Returns work done. */
+static int plx_sched_advance_once(struct plx_sched *s);
+
 static int plx_sched_advance(struct plx_sched *s)
+{
+    /* a call step that waits (MPI-IO's rounds) polls progress, which would
+     * come back here for this schedule */
+    if (s->advancing)
+        return 0;
+    s->advancing = 1;
+    int work = plx_sched_advance_once(s);
+    s->advancing = 0;
+    return work;
+}
+
+static int plx_sched_advance_once(struct plx_sched *s)
 {
     int work = 0;
     if (s->pending) {
@@ -313,7 +345,8 @@ static int plx_sched_done(void *arg)
 
 int plx_sched_run(struct plx_sched *s)
 {
-    s->tag = plx_sched_tag(s->comm, 0);
+    if (!s->tag_fixed)
+        s->tag = plx_sched_tag(s->comm, 0);
     plx_sched_advance(s);
     if (!s->done)
         plx_progress_wait(plx_sched_done, s);
@@ -338,7 +371,8 @@ struct plx_request *plx_sched_start(struct plx_sched *s)
         plx_list_init(&plx_sched_g.active);
         plx_sched_g.init = 1;
     }
-    s->tag = plx_sched_tag(s->comm, 1);
+    if (!s->tag_fixed)
+        s->tag = plx_sched_tag(s->comm, 1);
     struct plx_request *r = plx_request_new(PLX_REQ_COLL, s->comm);
     r->rank = MPI_PROC_NULL;
     r->tag = s->tag;

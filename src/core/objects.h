@@ -52,12 +52,14 @@ enum plx_errhandler_kind {
     PLX_ERRH_RETURN,
     PLX_ERRH_ABORT,
     PLX_ERRH_USER_COMM,
+    PLX_ERRH_USER_FILE,         /* MPI_File_create_errhandler (src/api/file.c invokes it) */
 };
 
 struct plx_errhandler {
     struct plx_obj obj;
     int kind;
     MPI_Comm_errhandler_function *comm_fn;
+    MPI_File_errhandler_function *file_fn;
 };
 
 struct plx_comm {
@@ -163,6 +165,7 @@ int plx_attr_list_delete_all(struct plx_attr **list, int obj_handle);
 extern struct plx_errhandler *plx_errhandler_fatal, *plx_errhandler_return;
 void plx_errhandler_init_builtins(void);
 struct plx_errhandler *plx_errhandler_new_comm(MPI_Comm_errhandler_function *fn);
+struct plx_errhandler *plx_errhandler_new_file(MPI_File_errhandler_function *fn);
 void plx_errhandler_addref(struct plx_errhandler *e);
 void plx_errhandler_release(struct plx_errhandler *e);
 
