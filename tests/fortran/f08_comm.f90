@@ -1,0 +1,168 @@
+! Communicators, groups, topologies, info and point-to-point through
+! `use mpi_f08`: TYPE(MPI_Comm) and friends, TYPE(MPI_Status) fields, handle
+! comparison, optional IERROR, LOGICAL arguments in and out, CHARACTER
+! arguments, sentinels, and an error class returned in IERROR.
+program f08_comm
+  use mpi_f08
+  implicit none
+  integer :: ierr, rank, np, i, res, color, subrank, subsize, nkeys, vlen, count
+  type(MPI_Comm) :: dup, split, cart, sub, graph
+  type(MPI_Group) :: world_group, even_group
+  type(MPI_Datatype) :: vec
+  type(MPI_Request) :: reqs(2)
+  type(MPI_Status) :: status, statuses(2)
+  type(MPI_Info) :: info
+  integer :: dims(2), coords(2), src, dst, ranks(4), tr(4)
+  logical :: periods(2), remain(2), flag, inter
+  integer :: sendv(8), recvv(8)
+  character(len=MPI_MAX_OBJECT_NAME) :: cname
+  character(len=MPI_MAX_INFO_VAL) :: value
+  character(len=MPI_MAX_INFO_KEY) :: key
+  integer :: nfail, cls
+
+  nfail = 0
+  call MPI_Init()                          ! IERROR is optional in mpi_f08
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
+  call check(ierr == MPI_SUCCESS, 'optional ierror returned')
+
+  ! dup, compare, names
+  call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
+  call check(dup /= MPI_COMM_WORLD .and. .not. (dup == MPI_COMM_NULL), 'dup is a new handle')
+  call MPI_Comm_compare(dup, MPI_COMM_WORLD, res)
+  call check(res == MPI_CONGRUENT, 'dup is congruent')
+  call MPI_Comm_set_name(dup, 'my dup  ')
+  call MPI_Comm_get_name(dup, cname, i)
+  call check(cname == 'my dup' .and. i == 6, 'comm name set and read back')
+  call MPI_Comm_get_name(MPI_COMM_WORLD, cname, i)
+  call check(cname == 'MPI_COMM_WORLD', 'name of MPI_COMM_WORLD')
+  call MPI_Comm_test_inter(dup, inter)
+  call check(.not. inter, 'not an intercommunicator')
+
+  ! split into even and odd ranks, reversed order
+  color = mod(rank, 2)
+  call MPI_Comm_split(dup, color, -rank, split, ierr)
+  call MPI_Comm_rank(split, subrank)
+  call MPI_Comm_size(split, subsize)
+  call check(subsize == (np + 1 - color) / 2, 'split size')
+  call check(subrank == subsize - 1 - rank / 2, 'split rank (reversed by key)')
+  sendv(1) = rank
+  call MPI_Allreduce(sendv, recvv, 1, MPI_INTEGER, MPI_SUM, split)
+  call check(recvv(1) == sum([(i, i = color, np - 1, 2)]), 'Allreduce on the split communicator')
+
+  ! groups: translate the even ranks of world into the world group
+  call MPI_Comm_group(MPI_COMM_WORLD, world_group)
+  ranks(1:(np + 1) / 2) = [(i, i = 0, np - 1, 2)]
+  call MPI_Group_incl(world_group, (np + 1) / 2, ranks, even_group)
+  call MPI_Group_size(even_group, res)
+  call check(res == (np + 1) / 2, 'group_incl size')
+  call MPI_Group_translate_ranks(even_group, res, [(i, i = 0, res - 1)], world_group, tr)
+  call check(all(tr(1:res) == ranks(1:res)), 'translate_ranks')
+  call MPI_Group_free(even_group)
+  call check(even_group == MPI_GROUP_NULL, 'group freed')
+  call MPI_Group_free(world_group)
+
+  ! a periodic ring as a 1 x np Cartesian grid: LOGICAL in and out
+  dims = [1, np]
+  periods = [.false., .true.]
+  call MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, .false., cart, ierr)
+  call check(ierr == MPI_SUCCESS, 'Cart_create')
+  periods = [.true., .false.]
+  call MPI_Cart_get(cart, 2, dims, periods, coords)
+  call check(all(dims == [1, np]) .and. .not. periods(1) .and. periods(2), 'Cart_get dims and periods')
+  call check(coords(1) == 0 .and. coords(2) == rank, 'Cart_get coords')
+  call MPI_Cart_shift(cart, 1, 1, src, dst)
+  call check(src == mod(rank + np - 1, np) .and. dst == mod(rank + 1, np), 'Cart_shift on the ring')
+  remain = [.false., .true.]
+  call MPI_Cart_sub(cart, remain, sub)
+  call MPI_Comm_size(sub, res)
+  call check(res == np, 'Cart_sub keeps the ring')
+  call MPI_Topo_test(sub, res)
+  call check(res == MPI_CART, 'Cart_sub is Cartesian')
+
+  ! a distributed graph with MPI_UNWEIGHTED: each rank talks to the next
+  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, [src], MPI_UNWEIGHTED, 1, [dst], &
+                                      MPI_UNWEIGHTED, MPI_INFO_NULL, .false., graph)
+  call MPI_Dist_graph_neighbors_count(graph, i, res, flag)
+  call check(i == 1 .and. res == 1 .and. .not. flag, 'dist graph: unweighted, one neighbour each way')
+  sendv(1) = rank * 3
+  call MPI_Neighbor_allgather(sendv, 1, MPI_INTEGER, recvv, 1, MPI_INTEGER, graph)
+  call check(recvv(1) == src * 3, 'Neighbor_allgather on the ring')
+
+  ! nonblocking exchange on the ring with a strided type; statuses
+  call MPI_Type_vector(4, 1, 2, MPI_INTEGER, vec)
+  call MPI_Type_commit(vec)
+  sendv = [(rank * 10 + i, i = 1, 8)]
+  recvv = -1
+  call MPI_Irecv(recvv, 1, vec, src, 3, cart, reqs(1))
+  call MPI_Isend(sendv, 1, vec, dst, 3, cart, reqs(2))
+  call MPI_Waitall(2, reqs, statuses)
+  call check(all(reqs == MPI_REQUEST_NULL), 'requests freed')
+  call check(statuses(1)%MPI_SOURCE == src .and. statuses(1)%MPI_TAG == 3, 'status fields')
+  call check(all(recvv(1:7:2) == [(src * 10 + i, i = 1, 7, 2)]) .and. all(recvv(2:8:2) == -1), &
+             'strided data')
+  call MPI_Get_count(statuses(1), MPI_INTEGER, count)
+  call check(count == 4, 'Get_count in INTEGERs of a vector message')
+  call MPI_Sendrecv(sendv, 2, MPI_INTEGER, dst, 4, recvv, 8, MPI_INTEGER, src, 4, cart, status)
+  call check(status%MPI_SOURCE == src .and. status%MPI_TAG == 4 .and. status%MPI_ERROR == MPI_SUCCESS, &
+             'Sendrecv status')
+  call MPI_Get_count(status, MPI_INTEGER, count)
+  call check(count == 2 .and. recvv(2) == src * 10 + 2, 'Sendrecv data')
+  call MPI_Isend(sendv, 1, MPI_INTEGER, dst, 5, cart, reqs(1))
+  call MPI_Irecv(recvv, 1, MPI_INTEGER, MPI_ANY_SOURCE, 5, cart, reqs(2))
+  call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE)
+  call MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, cart, flag, MPI_STATUS_IGNORE)
+  call check(.not. flag, 'nothing left to probe')
+  call MPI_Bcast(sendv, 8, MPI_INTEGER, np - 1, dup)
+  call check(all(sendv == [((np - 1) * 10 + i, i = 1, 8)]), 'Bcast on the dup')
+
+  ! info: CHARACTER keys and values
+  call MPI_Info_create(info)
+  call MPI_Info_set(info, 'plexus_key', 'some value  ')
+  call MPI_Info_set(info, 'second', 'x')
+  call MPI_Info_get_nkeys(info, nkeys)
+  call check(nkeys == 2, 'info nkeys')
+  call MPI_Info_get_nthkey(info, 0, key)
+  call check(key == 'plexus_key', 'info nthkey')
+  call MPI_Info_get(info, 'plexus_key', MPI_MAX_INFO_VAL, value, flag)
+  call check(flag .and. value == 'some value', 'info value without trailing blanks')
+  call MPI_Info_get_valuelen(info, 'plexus_key', vlen, flag)
+  call check(flag .and. vlen == 10, 'info valuelen')
+  call MPI_Info_get(info, 'missing', MPI_MAX_INFO_VAL, value, flag)
+  call check(.not. flag, 'missing info key')
+  call MPI_Info_free(info)
+  call check(info == MPI_INFO_NULL, 'info freed')
+
+  ! an error comes back in IERROR: a rank out of range
+  call MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN)
+  call MPI_Send(sendv, 1, MPI_INTEGER, np, 0, dup, ierr)
+  call MPI_Error_class(ierr, cls)
+  call check(cls == MPI_ERR_RANK, 'MPI_ERR_RANK through mpi_f08')
+
+  call MPI_Type_free(vec)
+  call MPI_Comm_free(graph)
+  call MPI_Comm_free(sub)
+  call MPI_Comm_free(cart)
+  call MPI_Comm_free(split)
+  call MPI_Comm_free(dup)
+  call check(dup == MPI_COMM_NULL, 'comm freed')
+  call MPI_Allreduce(MPI_IN_PLACE, nfail, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  if (nfail > 0) then
+    if (rank == 0) print *, 'f08_comm:', nfail, 'checks failed'
+    call MPI_Abort(MPI_COMM_WORLD, 1)
+  end if
+  call MPI_Finalize()
+  if (rank == 0) print *, 'f08_comm: all checks passed'
+
+contains
+
+  subroutine check(ok, what)
+    logical, intent(in) :: ok
+    character(len=*), intent(in) :: what
+    if (.not. ok) then
+      print *, 'FAIL: ', what
+      nfail = nfail + 1
+    end if
+  end subroutine check
+
+end program f08_comm

@@ -1,0 +1,182 @@
+! Point-to-point through mpif.h (fixed source form): blocking and
+! nonblocking sends of INTEGER, DOUBLE PRECISION, COMPLEX, LOGICAL and
+! CHARACTER data, status fields, MPI_STATUS(ES)_IGNORE, probes with LOGICAL
+! flags, CHARACTER results, a predefined attribute, and error classes and
+! messages returned to Fortran.
+      PROGRAM F77PT2PT
+      IMPLICIT NONE
+      INCLUDE 'mpif.h'
+      INTEGER IERR, RANK, NP, NEXT, PREV, I, N, COUNT, NFAIL
+      PARAMETER (N = 1000)
+      INTEGER IBUF(N), IREC(N), STATUS(MPI_STATUS_SIZE)
+      INTEGER STATS(MPI_STATUS_SIZE, 4), REQS(4)
+      DOUBLE PRECISION DBUF(N), DREC(N), T0, T1
+      COMPLEX ZBUF(10), ZREC(10)
+      LOGICAL LBUF(3), LREC(3), FLAG
+      CHARACTER*16 CBUF, CREC
+      CHARACTER*(MPI_MAX_PROCESSOR_NAME) PNAME
+      CHARACTER*(MPI_MAX_ERROR_STRING) ESTR
+      INTEGER PLEN, ELEN, ECLASS, EVAL
+      INTEGER(KIND=MPI_ADDRESS_KIND) TAGUB
+      COMMON /FAILS/ NFAIL
+
+      NFAIL = 0
+      CALL MPI_INIT(IERR)
+      CALL CHECK(IERR .EQ. MPI_SUCCESS, 'MPI_INIT ierr')
+      CALL MPI_INITIALIZED(FLAG, IERR)
+      CALL CHECK(FLAG, 'MPI_INITIALIZED is .TRUE.')
+      CALL MPI_COMM_RANK(MPI_COMM_WORLD, RANK, IERR)
+      CALL MPI_COMM_SIZE(MPI_COMM_WORLD, NP, IERR)
+      NEXT = MOD(RANK + 1, NP)
+      PREV = MOD(RANK + NP - 1, NP)
+
+!     ring of INTEGERs with Sendrecv: status fields and Get_count
+      DO I = 1, N
+         IBUF(I) = RANK * 100000 + I
+      END DO
+      CALL MPI_SENDRECV(IBUF, N, MPI_INTEGER, NEXT, 7, IREC, N,
+     &     MPI_INTEGER, PREV, 7, MPI_COMM_WORLD, STATUS, IERR)
+      CALL CHECK(IERR .EQ. MPI_SUCCESS, 'SENDRECV ierr')
+      DO I = 1, N
+         IF (IREC(I) .NE. PREV * 100000 + I) THEN
+            CALL CHECK(.FALSE., 'SENDRECV INTEGER data')
+            GO TO 10
+         END IF
+      END DO
+   10 CONTINUE
+      CALL CHECK(STATUS(MPI_SOURCE) .EQ. PREV, 'status(MPI_SOURCE)')
+      CALL CHECK(STATUS(MPI_TAG) .EQ. 7, 'status(MPI_TAG)')
+      CALL MPI_GET_COUNT(STATUS, MPI_INTEGER, COUNT, IERR)
+      CALL CHECK(COUNT .EQ. N, 'MPI_GET_COUNT of INTEGER')
+
+!     DOUBLE PRECISION with Isend/Irecv, Waitall on MPI_STATUSES_IGNORE
+      DO I = 1, N
+         DBUF(I) = RANK + I * 0.5D0
+         DREC(I) = -1
+      END DO
+      CALL MPI_IRECV(DREC, N, MPI_DOUBLE_PRECISION, PREV, 8,
+     &     MPI_COMM_WORLD, REQS(1), IERR)
+      CALL MPI_ISEND(DBUF, N, MPI_DOUBLE_PRECISION, NEXT, 8,
+     &     MPI_COMM_WORLD, REQS(2), IERR)
+      CALL MPI_WAITALL(2, REQS, MPI_STATUSES_IGNORE, IERR)
+      CALL CHECK(IERR .EQ. MPI_SUCCESS, 'WAITALL ierr')
+      CALL CHECK(REQS(1) .EQ. MPI_REQUEST_NULL, 'request freed')
+      DO I = 1, N
+         IF (DREC(I) .NE. PREV + I * 0.5D0) THEN
+            CALL CHECK(.FALSE., 'DOUBLE PRECISION data')
+            GO TO 20
+         END IF
+      END DO
+   20 CONTINUE
+
+!     COMPLEX, LOGICAL and CHARACTER, four requests, statuses kept
+      DO I = 1, 10
+         ZBUF(I) = CMPLX(RANK, I)
+      END DO
+      LBUF(1) = .TRUE.
+      LBUF(2) = MOD(RANK, 2) .EQ. 0
+      LBUF(3) = .FALSE.
+      WRITE (CBUF, '(A,I4.4)') 'from rank ', RANK
+      CALL MPI_IRECV(ZREC, 10, MPI_COMPLEX, PREV, 9, MPI_COMM_WORLD,
+     &     REQS(1), IERR)
+      CALL MPI_IRECV(LREC, 3, MPI_LOGICAL, PREV, 10, MPI_COMM_WORLD,
+     &     REQS(2), IERR)
+      CALL MPI_ISEND(ZBUF, 10, MPI_COMPLEX, NEXT, 9, MPI_COMM_WORLD,
+     &     REQS(3), IERR)
+      CALL MPI_ISEND(LBUF, 3, MPI_LOGICAL, NEXT, 10, MPI_COMM_WORLD,
+     &     REQS(4), IERR)
+      CALL MPI_WAITALL(4, REQS, STATS, IERR)
+      CALL CHECK(STATS(MPI_TAG, 1) .EQ. 9, 'statuses(MPI_TAG,1)')
+      CALL CHECK(STATS(MPI_TAG, 2) .EQ. 10, 'statuses(MPI_TAG,2)')
+      CALL CHECK(STATS(MPI_SOURCE, 2) .EQ. PREV, 'statuses(SOURCE,2)')
+      CALL MPI_GET_COUNT(STATS(1, 1), MPI_COMPLEX, COUNT, IERR)
+      CALL CHECK(COUNT .EQ. 10, 'MPI_GET_COUNT of COMPLEX')
+      DO I = 1, 10
+         IF (ZREC(I) .NE. CMPLX(PREV, I)) THEN
+            CALL CHECK(.FALSE., 'COMPLEX data')
+            GO TO 30
+         END IF
+      END DO
+   30 CONTINUE
+      CALL CHECK(LREC(1) .AND. .NOT. LREC(3), 'LOGICAL data')
+      CALL CHECK(LREC(2) .EQV. (MOD(PREV, 2) .EQ. 0), 'LOGICAL data 2')
+
+      CALL MPI_ISEND(CBUF, 16, MPI_CHARACTER, NEXT, 11,
+     &     MPI_COMM_WORLD, REQS(3), IERR)
+      CALL MPI_PROBE(PREV, 11, MPI_COMM_WORLD, STATUS, IERR)
+      CALL MPI_GET_COUNT(STATUS, MPI_CHARACTER, COUNT, IERR)
+      CALL CHECK(COUNT .EQ. 16, 'PROBE count of CHARACTER')
+      CALL MPI_IPROBE(PREV, 11, MPI_COMM_WORLD, FLAG, STATUS, IERR)
+      CALL CHECK(FLAG, 'IPROBE flag .TRUE.')
+      CALL MPI_RECV(CREC, 16, MPI_CHARACTER, PREV, 11,
+     &     MPI_COMM_WORLD, MPI_STATUS_IGNORE, IERR)
+      CALL MPI_WAIT(REQS(3), MPI_STATUS_IGNORE, IERR)
+      WRITE (CBUF, '(A,I4.4)') 'from rank ', PREV
+      CALL CHECK(CREC .EQ. CBUF, 'CHARACTER data')
+      CALL MPI_IPROBE(MPI_ANY_SOURCE, 11, MPI_COMM_WORLD, FLAG,
+     &     MPI_STATUS_IGNORE, IERR)
+      CALL CHECK(.NOT. FLAG, 'IPROBE flag .FALSE.')
+
+!     Test on a completed request sets a LOGICAL flag
+      CALL MPI_IRECV(IREC, 1, MPI_INTEGER, RANK, 12, MPI_COMM_WORLD,
+     &     REQS(1), IERR)
+      CALL MPI_SEND(RANK, 1, MPI_INTEGER, RANK, 12, MPI_COMM_WORLD,
+     &     IERR)
+      FLAG = .FALSE.
+      DO WHILE (.NOT. FLAG)
+         CALL MPI_TEST(REQS(1), FLAG, STATUS, IERR)
+      END DO
+      CALL CHECK(IREC(1) .EQ. RANK, 'self send with MPI_TEST')
+
+!     CHARACTER results: blank padded
+      PNAME = 'x'
+      CALL MPI_GET_PROCESSOR_NAME(PNAME, PLEN, IERR)
+      CALL CHECK(PLEN .GT. 0 .AND. PLEN .LE. MPI_MAX_PROCESSOR_NAME,
+     &     'processor name length')
+      CALL CHECK(PNAME(PLEN+1:) .EQ. ' ', 'processor name padding')
+      CALL CHECK(LEN_TRIM(PNAME) .EQ. PLEN, 'processor name text')
+
+!     predefined attribute, MPI_WTIME
+      CALL MPI_COMM_GET_ATTR(MPI_COMM_WORLD, MPI_TAG_UB, TAGUB, FLAG,
+     &     IERR)
+      CALL CHECK(FLAG .AND. TAGUB .GE. 32767, 'MPI_TAG_UB attribute')
+      T0 = MPI_WTIME()
+      T1 = MPI_WTIME()
+      CALL CHECK(T1 .GE. T0, 'MPI_WTIME')
+      T1 = MPI_WTICK()
+      CALL CHECK(T1 .GT. 0, 'MPI_WTICK')
+
+!     errors come back in IERR with MPI_ERRORS_RETURN
+      CALL MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN,
+     &     IERR)
+      CALL MPI_SEND(IBUF, 1, MPI_INTEGER, NP + 5, 0, MPI_COMM_WORLD,
+     &     EVAL)
+      CALL MPI_ERROR_CLASS(EVAL, ECLASS, IERR)
+      CALL CHECK(ECLASS .EQ. MPI_ERR_RANK, 'bad rank: MPI_ERR_RANK')
+      CALL MPI_ERROR_STRING(EVAL, ESTR, ELEN, IERR)
+      CALL CHECK(INDEX(ESTR(1:ELEN), 'MPI_Send') .GT. 0,
+     &     'error string names MPI_Send')
+      CALL CHECK(ESTR(ELEN+1:) .EQ. ' ', 'error string padding')
+      CALL MPI_SEND(IBUF, 1, MPI_DATATYPE_NULL, NEXT, 0,
+     &     MPI_COMM_WORLD, EVAL)
+      CALL MPI_ERROR_CLASS(EVAL, ECLASS, IERR)
+      CALL CHECK(ECLASS .EQ. MPI_ERR_TYPE, 'null type: MPI_ERR_TYPE')
+
+      CALL MPI_BARRIER(MPI_COMM_WORLD, IERR)
+      IF (NFAIL .GT. 0) CALL MPI_ABORT(MPI_COMM_WORLD, 1, IERR)
+      CALL MPI_FINALIZE(IERR)
+      CALL MPI_FINALIZED(FLAG, IERR)
+      IF (.NOT. FLAG) STOP 1
+      IF (RANK .EQ. 0) PRINT *, 'f77_pt2pt: all checks passed'
+      END
+
+      SUBROUTINE CHECK(OK, WHAT)
+      LOGICAL OK
+      CHARACTER*(*) WHAT
+      INTEGER NFAIL
+      COMMON /FAILS/ NFAIL
+      IF (.NOT. OK) THEN
+         PRINT *, 'FAIL: ', WHAT
+         NFAIL = NFAIL + 1
+      END IF
+      END

@@ -1,0 +1,197 @@
+! Derived datatypes from Fortran through `use mpi`: a row of a column-major
+! array (vector), a subarray in MPI_ORDER_FORTRAN, an indexed type, a struct
+! built with MPI_Get_address and sent from MPI_BOTTOM, resized types, pack and
+! unpack, sizes and extents (INTEGER(MPI_ADDRESS_KIND)), names and
+! MPI_Type_match_size. Data is sent around a ring and checked element by element.
+program mpi_types
+  use mpi
+  implicit none
+  integer, parameter :: m = 6, k = 5
+  integer :: ierr, rank, np, next, prev, i, j, nfail
+  double precision :: a(m, k), b(m, k)
+  integer :: rowtype, subtype, idxtype, structtype, restype, ctype
+  integer :: sizes(2), subsizes(2), starts(2), blens(3), disps(3), types(3)
+  integer(kind=MPI_ADDRESS_KIND) :: addrs(3), lb, extent, base
+  integer :: tsize, pos, namelen, matched, status(MPI_STATUS_SIZE), count
+  ! reached through addresses (MPI_BOTTOM, displacements): volatile, so the
+  ! compiler neither caches nor drops them around the calls
+  integer, volatile :: ival, irecv
+  double precision, volatile :: dval, drecv
+  character(len=8), volatile :: cval, crecv
+  character(len=1) :: packbuf(200)
+  real(kind=16) :: qval
+  integer(kind=MPI_ADDRESS_KIND) :: xpos
+  character(len=MPI_MAX_OBJECT_NAME) :: tname
+
+  nfail = 0
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
+  next = mod(rank + 1, np)
+  prev = mod(rank + np - 1, np)
+  do j = 1, k
+    do i = 1, m
+      a(i, j) = aval(rank, i, j)
+    end do
+  end do
+
+  ! a row of a column-major array: k blocks of 1, stride m
+  call MPI_Type_vector(k, 1, m, MPI_DOUBLE_PRECISION, rowtype, ierr)
+  call MPI_Type_commit(rowtype, ierr)
+  call MPI_Type_size(rowtype, tsize, ierr)
+  call check(tsize == 8 * k, 'vector size')
+  call MPI_Type_get_extent(rowtype, lb, extent, ierr)
+  call check(lb == 0 .and. extent == 8 * ((k - 1) * m + 1), 'vector extent (MPI_ADDRESS_KIND)')
+  b = -1
+  call MPI_Sendrecv(a(2, 1), 1, rowtype, next, 1, b(4, 1), 1, rowtype, prev, 1, MPI_COMM_WORLD, status, ierr)
+  call check(all(b(4, :) == [(aval(prev, 2, j), j = 1, k)]), 'row 2 received into row 4')
+  call check(all(b(1:3, :) == -1) .and. all(b(5:, :) == -1), 'rows around the row untouched')
+  call MPI_Get_count(status, rowtype, count, ierr)
+  call check(count == 1, 'Get_count of the row type')
+  call MPI_Get_elements(status, rowtype, count, ierr)
+  call check(count == k, 'Get_elements of the row type')
+
+  ! a 3x2 block starting at (2,3) of the m x k array, Fortran order
+  sizes = [m, k]
+  subsizes = [3, 2]
+  starts = [1, 2]          ! zero-based
+  call MPI_Type_create_subarray(2, sizes, subsizes, starts, MPI_ORDER_FORTRAN, MPI_DOUBLE_PRECISION, &
+                                subtype, ierr)
+  call MPI_Type_commit(subtype, ierr)
+  b = -1
+  call MPI_Sendrecv(a, 1, subtype, next, 2, b, 1, subtype, prev, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  do j = 1, k
+    do i = 1, m
+      if (i >= 2 .and. i <= 4 .and. j >= 3 .and. j <= 4) then
+        call check(b(i, j) == aval(prev, i, j), 'subarray element')
+      else
+        call check(b(i, j) == -1, 'outside the subarray untouched')
+      end if
+    end do
+  end do
+
+  ! indexed: elements 1-2 and 5-7 of a column (blocks of 2 and 3)
+  blens(1:2) = [2, 3]
+  disps(1:2) = [0, 4]
+  call MPI_Type_indexed(2, blens, disps, MPI_DOUBLE_PRECISION, idxtype, ierr)
+  call MPI_Type_commit(idxtype, ierr)
+  b = -1
+  call MPI_Sendrecv(a, 1, idxtype, next, 3, b, 1, idxtype, prev, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  call check(b(1, 1) == aval(prev, 1, 1) .and. b(2, 1) == aval(prev, 2, 1) .and. b(3, 1) == -1, 'indexed block 1')
+  call check(b(5, 1) == aval(prev, 5, 1) .and. b(6, 1) == aval(prev, 6, 1) .and. b(1, 2) == aval(prev, 1, 2), &
+             'indexed block 2 (crosses a column)')
+
+  ! struct of three separate variables, absolute addresses, sent from MPI_BOTTOM
+  ival = 1000 + rank
+  dval = 0.5d0 + rank
+  write (cval, '(a,i3.3)') 'rank', rank
+  call MPI_Get_address(ival, addrs(1), ierr)
+  call MPI_Get_address(dval, addrs(2), ierr)
+  call MPI_Get_address(cval, addrs(3), ierr)
+  blens = [1, 1, 8]
+  types = [MPI_INTEGER, MPI_DOUBLE_PRECISION, MPI_CHARACTER]
+  call MPI_Type_create_struct(3, blens, addrs, types, structtype, ierr)
+  call MPI_Type_commit(structtype, ierr)
+  call MPI_Type_size(structtype, tsize, ierr)
+  call check(tsize == 4 + 8 + 8, 'struct size')
+  ! receive into other variables with a struct of relative displacements
+  call MPI_Get_address(irecv, base, ierr)
+  call MPI_Get_address(drecv, addrs(2), ierr)
+  call MPI_Get_address(crecv, addrs(3), ierr)
+  addrs(1) = 0
+  addrs(2) = MPI_Aint_diff(addrs(2), base)
+  addrs(3) = addrs(3) - base
+  call MPI_Type_create_struct(3, blens, addrs, types, restype, ierr)
+  call MPI_Type_commit(restype, ierr)
+  call MPI_Sendrecv(MPI_BOTTOM, 1, structtype, next, 5, irecv, 1, restype, prev, 5, &
+                    MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  write (cval, '(a,i3.3)') 'rank', prev
+  call check(irecv == 1000 + prev .and. drecv == 0.5d0 + prev .and. crecv == cval, 'struct from MPI_BOTTOM')
+  call MPI_Type_free(restype, ierr)
+  call check(restype == MPI_DATATYPE_NULL, 'Type_free sets MPI_DATATYPE_NULL')
+
+  ! resized: every other DOUBLE PRECISION
+  call MPI_Type_create_resized(MPI_DOUBLE_PRECISION, 0_MPI_ADDRESS_KIND, 16_MPI_ADDRESS_KIND, restype, ierr)
+  call MPI_Type_commit(restype, ierr)
+  b = -1
+  call MPI_Sendrecv(a, 3, restype, next, 6, b, 3, restype, prev, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  call check(b(1, 1) == aval(prev, 1, 1) .and. b(3, 1) == aval(prev, 3, 1) .and. b(5, 1) == aval(prev, 5, 1) &
+             .and. b(2, 1) == -1 .and. b(4, 1) == -1, 'resized stride 2')
+
+  ! pack a row and an integer, unpack them
+  pos = 0
+  call MPI_Pack(a(3, 1), 1, rowtype, packbuf, 200, pos, MPI_COMM_WORLD, ierr)
+  call MPI_Pack(ival, 1, MPI_INTEGER, packbuf, 200, pos, MPI_COMM_WORLD, ierr)
+  call check(pos == 8 * k + 4, 'pack position')
+  b = -1
+  irecv = 0
+  pos = 0
+  call MPI_Unpack(packbuf, 200, pos, b(1, 1), 1, rowtype, MPI_COMM_WORLD, ierr)
+  call MPI_Unpack(packbuf, 200, pos, irecv, 1, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  call check(all(b(1, :) == [(aval(rank, 3, j), j = 1, k)]) .and. irecv == ival, 'pack/unpack')
+
+  ! names and size matching of Fortran types
+  call MPI_Type_get_name(MPI_DOUBLE_PRECISION, tname, namelen, ierr)
+  call check(tname == 'MPI_DOUBLE_PRECISION' .and. namelen == 20, 'name of MPI_DOUBLE_PRECISION')
+  call MPI_Type_set_name(rowtype, 'a row   ', ierr)
+  call MPI_Type_get_name(rowtype, tname, namelen, ierr)
+  call check(tname == 'a row' .and. namelen == 5, 'set_name drops trailing blanks')
+  call MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, matched, ierr)
+  call check(matched == MPI_REAL8, 'match_size REAL 8 -> MPI_REAL8')
+  call MPI_Type_match_size(MPI_TYPECLASS_REAL, 16, matched, ierr)
+  call check(matched == MPI_REAL16, 'match_size REAL 16 -> MPI_REAL16 (not the C long double)')
+  call MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 4, matched, ierr)
+  call check(matched == MPI_INTEGER4, 'match_size INTEGER 4 -> MPI_INTEGER4')
+  call MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, 16, matched, ierr)
+  call check(matched == MPI_COMPLEX16, 'match_size COMPLEX 16 -> MPI_COMPLEX16')
+
+  ! external32 of REAL*16 is big-endian IEEE binary128: 1.5 is 3FFF 8000 0...
+  qval = 1.5_16
+  xpos = 0
+  call MPI_Pack_external('external32', qval, 1, MPI_REAL16, packbuf, 200_MPI_ADDRESS_KIND, xpos, ierr)
+  call check(ierr == MPI_SUCCESS .and. xpos == 16, 'Pack_external REAL16 size')
+  call check(ichar(packbuf(1)) == 63 .and. ichar(packbuf(2)) == 255 .and. ichar(packbuf(3)) == 128 &
+             .and. all(ichar(packbuf(4:16)) == 0), 'Pack_external REAL16 bytes')
+  qval = 0
+  xpos = 0
+  call MPI_Unpack_external('external32', packbuf, 16_MPI_ADDRESS_KIND, xpos, qval, 1, MPI_REAL16, ierr)
+  call check(qval == 1.5_16, 'Unpack_external REAL16')
+  call MPI_Type_contiguous(2, MPI_COMPLEX, ctype, ierr)
+  call MPI_Type_size(ctype, tsize, ierr)
+  call check(tsize == 16, 'contiguous of 2 COMPLEX')
+  call MPI_Type_size(MPI_LOGICAL, tsize, ierr)
+  call check(tsize == 4, 'size of MPI_LOGICAL')
+  call MPI_Type_size(MPI_DOUBLE_COMPLEX, tsize, ierr)
+  call check(tsize == 16, 'size of MPI_DOUBLE_COMPLEX')
+
+  call MPI_Type_free(ctype, ierr)
+  call MPI_Type_free(restype, ierr)
+  call MPI_Type_free(structtype, ierr)
+  call MPI_Type_free(idxtype, ierr)
+  call MPI_Type_free(subtype, ierr)
+  call MPI_Type_free(rowtype, ierr)
+  call MPI_Allreduce(MPI_IN_PLACE, nfail, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (nfail > 0) then
+    if (rank == 0) print *, 'mpi_types:', nfail, 'checks failed'
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
+  call MPI_Finalize(ierr)
+  if (rank == 0) print *, 'mpi_types: all checks passed'
+
+contains
+
+  double precision function aval(r, i, j)
+    integer, intent(in) :: r, i, j
+    aval = r * 1000 + i * 10 + j
+  end function aval
+
+  subroutine check(ok, what)
+    logical, intent(in) :: ok
+    character(len=*), intent(in) :: what
+    if (.not. ok) then
+      print *, 'FAIL: ', what
+      nfail = nfail + 1
+    end if
+  end subroutine check
+
+end program mpi_types
