@@ -6,8 +6,10 @@
 #           network namespaces), mpich (mpiexec.hydra: our binaries must run
 #           under MPICH's launcher too)
 #   bench:  openmpi + mpich (side-by-side comparison), matplotlib (plots)
+#   fortran: gfortran (the Fortran bindings are built when it is found)
 set -euo pipefail
 pkgs=(gcc make cmake pkg-config python3 python3-pytest iproute2 procps mpich libmpich-dev)
+pkgs+=(gfortran)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

@@ -189,6 +189,7 @@ def parse_header(path):
     for m in re.finditer(r'^[ \t]*#[ \t]*define[ \t]+(MPIX?_\w+)[ \t]+([^\n]*)$', text, re.M):
         defines.append((m.group(1), m.group(2).strip()))
     body = re.sub(r'^[ \t]*#[^\n]*$', ' ', text, flags=re.M)
+    pmpi = set(re.findall(r'\b(PMPIX?_\w+)\s*\(', body))
     protos = []
     seen = set()
     for m in re.finditer(r'\b(int|double|MPI_Aint)\s+(MPIX?_\w+)\s*\(([^;{)]*(?:\)[^;{)]*)*)\)\s*;',
@@ -198,7 +199,7 @@ def parse_header(path):
             continue
         seen.add(name)
         protos.append((ret, name, params))
-    return defines, protos
+    return defines, protos, pmpi
 
 
 def int32(v):
@@ -1050,7 +1051,7 @@ static MPI_Fint plxf_file_c2f(MPI_File c)
 '''
 
 
-def write_glue(path, funcs, have_file_conv):
+def write_glue(path, funcs, have_file_conv, pmpi):
     sent = []
     for name, block, decl, _ in SENTINELS:
         if name == 'MPI_STATUS_IGNORE':
@@ -1065,7 +1066,8 @@ def write_glue(path, funcs, have_file_conv):
     if any(f.uses_file for f in funcs):
         out.append(FILE_FROM_LIBRARY if have_file_conv else FILE_OWN_TABLE)
     for f in funcs:
-        for prefix in ('MPI', 'PMPI'):
+        # pmpi_x_ where mpi.h declares PMPI_X
+        for prefix in ('MPI', 'PMPI') if 'P' + f.name in pmpi else ('MPI',):
             lines, sym, aliases = f.glue(prefix)
             out.append('')
             out.append('PLXF_API ' + lines[0])
@@ -1081,7 +1083,7 @@ def main():
     ap.add_argument('--no-mpif-interfaces', action='store_true',
                     help='mpif.h without interfaces (compilers without !GCC$ NO_ARG_CHECK)')
     args = ap.parse_args()
-    defines, protos = parse_header(args.header)
+    defines, protos, pmpi = parse_header(args.header)
     consts = parse_constants(defines)
     upper = {}
     for n, _, _ in consts:
@@ -1110,7 +1112,7 @@ def main():
     write_mpi_module(os.path.join(args.out, 'mpi.f90'), consts, funcs)
     write_f08_module(os.path.join(args.out, 'mpi_f08.f90'),
                      consts, [f for f in funcs if f.name not in NOT_IN_F08])
-    write_glue(os.path.join(args.out, 'mpi_fortran.c'), funcs, have_file_conv)
+    write_glue(os.path.join(args.out, 'mpi_fortran.c'), funcs, have_file_conv, pmpi)
     with open(os.path.join(args.out, 'skipped.txt'), 'w') as fp:
         fp.write('# MPI functions of mpi.h without a Fortran binding, and why\n')
         for n, why in skipped:
