@@ -17,8 +17,9 @@
 #                      class S, 21 for class A, so it runs class S on 5 ranks)
 #     --class K=C,...  per-kernel class, default A for IS EP CG MG FT and W for
 #                      LU BT SP (class A of those takes minutes per run on 2 cores)
-#     --plexus DIR     Plexus build (default <repo>/build): bin/mpifort, bin/mpicc,
-#                      bin/mpiexec
+#     --plexus DIR     Plexus build (default <repo>/build); it is installed into
+#                      <build dir>/plexus/prefix first, so rebuilding the tree
+#                      during a run does not pull the library from under it
 #     --tarball FILE   default <repo>/../shared/npb/NPB3.4-MPI.tar.gz
 #     --build-dir DIR  default ${TMPDIR:-/tmp}/plexus-npb (never inside the repo)
 #     --timeout S      per run (default 600)
@@ -71,7 +72,8 @@ lib_tools() {
     case "$1" in
     plexus)
         [ -x "$plexus/bin/mpifort" ] || return 1
-        echo "$plexus/bin/mpifort|$plexus/bin/mpicc|$plexus/bin/mpiexec --timeout $tmo|" ;;
+        local p="$bdir/plexus/prefix/bin"
+        echo "$p/mpifort|$p/mpicc|$p/mpiexec --timeout $tmo|" ;;
     openmpi)
         command -v mpif90.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null || return 1
         local root=""
@@ -92,6 +94,14 @@ if [ -z "$libs" ]; then
         lib_tools $l >/dev/null && libs="$libs,$l"
     done
 fi
+case ",$libs," in
+*,plexus,*)
+    rm -rf "$bdir/plexus/prefix"
+    cmake --install "$plexus" --prefix "$bdir/plexus/prefix" >"$bdir/plexus-install.log" 2>&1 ||
+        { echo "run.sh: cannot install $plexus (see $bdir/plexus-install.log)" >&2; exit 2; }
+    # binaries older than this snapshot are rebuilt (build_kernel)
+    touch "$bdir/plexus/prefix/.installed" ;;
+esac
 liblist=()
 for l in ${libs//,/ }; do
     if lib_tools "$l" >/dev/null; then
@@ -133,7 +143,8 @@ CONVERTFLAG = -DFORTRAN_REC_SIZE=1
 RAND = randi8
 EOF
     exe="$src/bin/$k.$c.x"
-    if [ $rebuild = 1 ] || [ ! -x "$exe" ]; then
+    if [ $rebuild = 1 ] || [ ! -x "$exe" ] ||
+       { [ "$lib" = plexus ] && [ "$exe" -ot "$bdir/plexus/prefix/.installed" ]; }; then
         rm -f "$exe"
         (cd "$src" && make "$k" CLASS="$c" >"$bdir/$lib/build-$k.$c.log" 2>&1) || return 1
     fi
