@@ -61,6 +61,15 @@ ADDRESS_NAMES = {'baseptr'}
 WEIGHT_NAMES = {'sourceweights', 'destweights', 'weights'}
 ERRCODE_NAMES = {'array_of_errcodes'}
 
+# MPI-1 functions whose Fortran binding has INTEGER where C has MPI_Aint
+# (addresses, extents, displacements): the glue widens and narrows. For an
+# array the value names the argument holding its length.
+F_INT_AINT = {('MPI_Address', 'address'): None, ('MPI_Type_extent', 'extent'): None,
+              ('MPI_Type_lb', 'displacement'): None, ('MPI_Type_ub', 'displacement'): None,
+              ('MPI_Type_hvector', 'stride'): None,
+              ('MPI_Type_hindexed', 'array_of_displacements'): 'count',
+              ('MPI_Type_struct', 'array_of_displacements'): 'count'}
+
 # MPI_File * arguments that are output only (no handle to convert on input)
 FILE_OUT_ONLY = {'MPI_File_open'}
 
@@ -275,7 +284,12 @@ class Arg:
     def classify(self):
         b, n, p, d = self.base, self.name, self.ptr, self.dims
         self.array = bool(d) or n == 'array_of_statuses'
-        if b in PASS_CALLBACKS and p == 1:
+        if (self.fname, n) in F_INT_AINT and b == 'MPI_Aint':
+            self.kind = 'i2a_arr' if d else ('i2a_out' if p else 'i2a')
+            self.lenarg = F_INT_AINT[(self.fname, n)]
+            if d and not self.lenarg:
+                raise Unsupported('INTEGER displacement array %s without a length rule' % n)
+        elif b in PASS_CALLBACKS and p == 1:
             self.kind = 'callback'
         elif b.endswith('_function') or b.endswith('_fn'):
             raise Unsupported('callback argument %s (%s)' % (n, b))
@@ -349,6 +363,11 @@ class Arg:
             return ['MPI_File c_%s = plxf_file_f2c(*%s);' % (n, n)]
         if self.kind == 'log_out':
             return ['int c_%s = 0;' % n]
+        if self.kind == 'i2a_out':
+            return ['MPI_Aint c_%s = 0;' % n]
+        if self.kind == 'i2a_arr':
+            return ['MPI_Aint *c_%s = plxf_aints(%s, *%s);' % (n, n, self.lenarg),
+                    'if (!c_%s) {' % n, '    *ierr = plxf_nomem("%s");' % self.fname, '    return;', '}']
         return []
 
     def glue_call(self):
@@ -357,6 +376,10 @@ class Arg:
             return '*%s' % n
         if k == 'log_in':
             return '(*%s != 0)' % n
+        if k == 'i2a':
+            return '(MPI_Aint)*%s' % n
+        if k in ('i2a_out', 'i2a_arr'):
+            return ('&c_%s' if k == 'i2a_out' else 'c_%s') % n
         if k == 'handle':
             return '(%s)*%s' % (self.base, n)
         if k == 'file':
@@ -391,6 +414,9 @@ class Arg:
             return ['*%s = plxf_file_c2f(c_%s);' % (n, n)]
         if k == 'log_out':
             return ['*%s = c_%s ? PLXF_TRUE : PLXF_FALSE;' % (n, n)]
+        if k == 'i2a_out':
+            # MPI-1's INTEGER cannot hold every address: truncated, as in MPICH
+            return ['if (rc == MPI_SUCCESS)', '    *%s = (MPI_Fint)c_%s;' % (n, n)]
         if k == 'log_arr_out':
             ln = LOGICAL_OUT_LEN.get((fname, n))
             if not ln:
@@ -401,12 +427,14 @@ class Arg:
         return []
 
     def glue_free(self):
-        if self.kind in ('str_in', 'str_out'):
+        if self.kind in ('str_in', 'str_out', 'i2a_arr'):
             return ['free(c_%s);' % self.name]
         return []
 
     # ---- Fortran ----
     def kind_suffix(self):
+        if self.kind.startswith('i2a'):
+            return ''
         k = INT_KINDS.get(self.base)
         return '(kind=%s)' % k if k else ''
 
@@ -456,7 +484,7 @@ class Arg:
             return ['      EXTERNAL %s' % n]
         if k.startswith('log'):
             return ['      LOGICAL %s' % n]
-        return ['      INTEGER%s %s' % ('(KIND=8)' if INT_KINDS.get(self.base) else '', n)]
+        return ['      INTEGER%s %s' % ('(KIND=8)' if self.kind_suffix() else '', n)]
 
     def f08_type(self):
         k = self.kind
@@ -582,10 +610,12 @@ class Func:
             body += post
             body.append('*ierr = rc;')
             if nomem:
+                if any(a.kind == 'i2a_arr' for a in self.args):
+                    raise Unsupported('strings and INTEGER displacement arrays together')
                 body.append('err_nomem:')
                 body.append('if (%s)' % ' || '.join('!c_%s' % a.name for a in strs))
                 body.append('    *ierr = plxf_nomem("%s");' % self.name)
-                body += free
+            body += free
         lines += ['    ' + b if not b.endswith(':') else b for b in body]
         lines.append('}')
         aliases = []
@@ -891,6 +921,16 @@ static inline void *plxf_buf(void *p)
     if (p == (void *)&plxf_in_place_)
         return MPI_IN_PLACE;
     return p;
+}}
+
+/* INTEGER displacements of MPI-1 calls as MPI_Aint */
+static MPI_Aint *plxf_aints(const MPI_Fint *f, MPI_Fint n)
+{{
+    MPI_Aint *a = malloc((n > 0 ? (size_t)n : 1) * sizeof *a);
+    if (a)
+        for (MPI_Fint i = 0; i < n; i++)
+            a[i] = f[i];
+    return a;
 }}
 
 static inline MPI_Status *plxf_status(MPI_Fint *s)

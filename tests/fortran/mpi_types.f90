@@ -20,6 +20,7 @@ program mpi_types
   character(len=8), volatile :: cval, crecv
   character(len=1) :: packbuf(200)
   real(kind=16) :: qval
+  integer :: iext, iaddr(2), idisp(2), oldstruct
   integer(kind=MPI_ADDRESS_KIND) :: xpos
   character(len=MPI_MAX_OBJECT_NAME) :: tname
 
@@ -163,6 +164,31 @@ program mpi_types
   call check(tsize == 4, 'size of MPI_LOGICAL')
   call MPI_Type_size(MPI_DOUBLE_COMPLEX, tsize, ierr)
   call check(tsize == 16, 'size of MPI_DOUBLE_COMPLEX')
+
+  ! MPI-1 calls with INTEGER addresses and displacements (as NPB's BTIO uses)
+  call MPI_Type_extent(MPI_DOUBLE_PRECISION, iext, ierr)
+  call check(ierr == MPI_SUCCESS .and. iext == 8, 'MPI_Type_extent with an INTEGER extent')
+  call MPI_Address(a(1, 1), iaddr(1), ierr)
+  call MPI_Address(a(1, 2), iaddr(2), ierr)
+  call check(iaddr(2) - iaddr(1) == 8 * m, 'MPI_Address difference of two columns')
+  blens(1:2) = [2, 1]
+  idisp = [0, 8 * m]      ! rows 1-2 of column 1, row 1 of column 2
+  types(1:2) = MPI_DOUBLE_PRECISION
+  call MPI_Type_struct(2, blens, idisp, types, oldstruct, ierr)
+  call MPI_Type_commit(oldstruct, ierr)
+  call MPI_Type_lb(oldstruct, iext, ierr)
+  call check(iext == 0, 'MPI_Type_lb')
+  call MPI_Type_ub(oldstruct, iext, ierr)
+  call check(iext == 8 * m + 8, 'MPI_Type_ub')
+  b = -1
+  call MPI_Sendrecv(a, 1, oldstruct, next, 7, b, 1, oldstruct, prev, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  call check(b(1, 1) == aval(prev, 1, 1) .and. b(2, 1) == aval(prev, 2, 1) .and. b(1, 2) == aval(prev, 1, 2) &
+             .and. b(3, 1) == -1 .and. b(2, 2) == -1, 'MPI_Type_struct with INTEGER displacements')
+  call MPI_Type_free(oldstruct, ierr)
+  call MPI_Type_hvector(k, 1, 8 * m, MPI_DOUBLE_PRECISION, oldstruct, ierr)
+  call MPI_Type_size(oldstruct, tsize, ierr)
+  call check(ierr == MPI_SUCCESS .and. tsize == 8 * k, 'MPI_Type_hvector with an INTEGER stride')
+  call MPI_Type_free(oldstruct, ierr)
 
   call MPI_Type_free(ctype, ierr)
   call MPI_Type_free(restype, ierr)
