@@ -829,15 +829,17 @@ def write_f08_module(path, consts, funcs):
           '  integer(c_int) :: MPI_SOURCE, MPI_TAG, MPI_ERROR',
           'end type MPI_Status', '']
     L += f_consts(consts, True)
+    # the standard's callback interfaces (not BIND(C)): gfortran calls them
+    # like C, VALUE pointers by value and the rest by reference
     L += ['', 'abstract interface',
-          'subroutine MPI_User_function(invec, inoutvec, len, datatype) bind(C)',
-          '  import', '  type(c_ptr), value :: invec, inoutvec', '  integer(c_int) :: len',
+          'subroutine MPI_User_function(invec, inoutvec, len, datatype)',
+          '  import', '  type(c_ptr), value :: invec, inoutvec', '  integer :: len',
           '  type(MPI_Datatype) :: datatype', 'end subroutine MPI_User_function',
-          'subroutine MPI_Comm_errhandler_function(comm, error_code) bind(C)',
-          '  import', '  type(MPI_Comm) :: comm', '  integer(c_int) :: error_code',
+          'subroutine MPI_Comm_errhandler_function(comm, error_code)',
+          '  import', '  type(MPI_Comm) :: comm', '  integer :: error_code',
           'end subroutine MPI_Comm_errhandler_function',
-          'subroutine MPI_Win_errhandler_function(win, error_code) bind(C)',
-          '  import', '  type(MPI_Win) :: win', '  integer(c_int) :: error_code',
+          'subroutine MPI_Win_errhandler_function(win, error_code)',
+          '  import', '  type(MPI_Win) :: win', '  integer :: error_code',
           'end subroutine MPI_Win_errhandler_function',
           'end interface', '']
     # == and /= on handles

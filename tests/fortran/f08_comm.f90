@@ -2,8 +2,37 @@
 ! `use mpi_f08`: TYPE(MPI_Comm) and friends, TYPE(MPI_Status) fields, handle
 ! comparison, optional IERROR, LOGICAL arguments in and out, CHARACTER
 ! arguments, sentinels, and an error class returned in IERROR.
+module f08_callbacks
+  use mpi_f08
+  implicit none
+  integer :: handler_calls = 0, handler_code = -1
+  type(MPI_Comm) :: handler_comm
+contains
+  ! a user reduction as the standard declares it for mpi_f08: maximum of |x|
+  subroutine absmax(invec, inoutvec, len, datatype)
+    use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
+    type(c_ptr), value :: invec, inoutvec
+    integer :: len
+    type(MPI_Datatype) :: datatype
+    double precision, pointer :: a(:), b(:)
+    if (datatype /= MPI_DOUBLE_PRECISION) return
+    call c_f_pointer(invec, a, [len])
+    call c_f_pointer(inoutvec, b, [len])
+    b = max(abs(a), abs(b))
+  end subroutine absmax
+
+  subroutine count_errors(comm, error_code)
+    type(MPI_Comm) :: comm
+    integer :: error_code
+    handler_calls = handler_calls + 1
+    handler_code = error_code
+    handler_comm = comm
+  end subroutine count_errors
+end module f08_callbacks
+
 program f08_comm
   use mpi_f08
+  use f08_callbacks
   implicit none
   integer :: ierr, rank, np, i, res, color, subrank, subsize, nkeys, vlen, count
   type(MPI_Comm) :: dup, split, cart, sub, graph
@@ -19,6 +48,9 @@ program f08_comm
   character(len=MPI_MAX_INFO_VAL) :: value
   character(len=MPI_MAX_INFO_KEY) :: key
   integer :: nfail, cls
+  type(MPI_Op) :: op
+  type(MPI_Errhandler) :: eh
+  double precision :: dv(3), dr(3)
 
   nfail = 0
   call MPI_Init()                          ! IERROR is optional in mpi_f08
@@ -138,6 +170,25 @@ program f08_comm
   call MPI_Send(sendv, 1, MPI_INTEGER, np, 0, dup, ierr)
   call MPI_Error_class(ierr, cls)
   call check(cls == MPI_ERR_RANK, 'MPI_ERR_RANK through mpi_f08')
+
+  ! a user reduction and an error handler written against mpi_f08
+  call MPI_Op_create(absmax, .true., op)
+  dv = [-(rank + 1.0d0), rank * 0.5d0, merge(-7d0, 1d0, rank == np - 1)]
+  call MPI_Allreduce(dv, dr, 3, MPI_DOUBLE_PRECISION, op, MPI_COMM_WORLD)
+  if (np > 1) then
+    call check(dr(1) == np .and. dr(2) == (np - 1) * 0.5d0 .and. dr(3) == 7, 'user op (mpi_f08) result')
+  else   ! one contribution: the op is not applied
+    call check(all(dr == dv), 'user op (mpi_f08) on one rank')
+  end if
+  call MPI_Op_free(op)
+  call check(op == MPI_OP_NULL, 'op freed')
+  call MPI_Comm_create_errhandler(count_errors, eh)
+  call MPI_Comm_set_errhandler(dup, eh)
+  call MPI_Send(sendv, -1, MPI_INTEGER, dst, 0, dup, ierr)
+  call MPI_Error_class(ierr, cls)
+  call check(handler_calls == 1 .and. handler_code == ierr .and. handler_comm == dup, 'Fortran error handler called')
+  call check(cls == MPI_ERR_COUNT, 'handler case: MPI_ERR_COUNT')
+  call MPI_Errhandler_free(eh)
 
   call MPI_Type_free(vec)
   call MPI_Comm_free(graph)
