@@ -11,7 +11,8 @@
 #   bench/npb/run.sh [options]
 #     --libs LIST      plexus,openmpi,mpich (default: plexus plus those installed;
 #                      scripts/install-deps.sh --bench installs them)
-#     --kernels LIST   default is,ep,cg,mg,ft,lu,bt,sp,dt
+#     --kernels LIST   default is,ep,cg,mg,ft,lu,bt,sp,dt,btio (btio: BT with
+#                      full MPI-IO, SUBTYPE=full; its cell adds the I/O MB/s)
 #     --np LIST        default 1,2,4 (BT and SP run only at square counts;
 #                      DT needs as many ranks as its graph has nodes: 5 for
 #                      class S, 21 for class A, so it runs class S on 5 ranks)
@@ -27,9 +28,9 @@
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 libs=""
-kernels="is,ep,cg,mg,ft,lu,bt,sp,dt"
+kernels="is,ep,cg,mg,ft,lu,bt,sp,dt,btio"
 nps="1,2,4"
-classes="is=A,ep=A,cg=A,mg=A,ft=A,lu=W,bt=W,sp=W,dt=S"
+classes="is=A,ep=A,cg=A,mg=A,ft=A,lu=W,bt=W,sp=W,dt=S,btio=W"
 plexus="$repo/build"
 tarball="$repo/../shared/npb/NPB3.4-MPI.tar.gz"
 bdir="${TMPDIR:-/tmp}/plexus-npb"
@@ -142,11 +143,18 @@ BINDIR = ../bin
 CONVERTFLAG = -DFORTRAN_REC_SIZE=1
 RAND = randi8
 EOF
+    local target=$k sub=""
     exe="$src/bin/$k.$c.x"
+    if [ "$k" = btio ]; then
+        target=bt sub=full
+        exe="$src/bin/bt.$c.x.mpi_io_full"
+    fi
     if [ $rebuild = 1 ] || [ ! -x "$exe" ] ||
        { [ "$lib" = plexus ] && [ "$exe" -ot "$bdir/plexus/prefix/.installed" ]; }; then
         rm -f "$exe"
-        (cd "$src" && make "$k" CLASS="$c" >"$bdir/$lib/build-$k.$c.log" 2>&1) || return 1
+        # BT and BTIO share object files: start each from a clean BT directory
+        [ "$target" = bt ] && (cd "$src/BT" && make clean >/dev/null 2>&1)
+        (cd "$src" && make "$target" CLASS="$c" SUBTYPE="$sub" >"$bdir/$lib/build-$k.$c.log" 2>&1) || return 1
     fi
     [ -x "$exe" ] && echo "$exe"
 }
@@ -157,7 +165,7 @@ run_kernel() {   # lib exe np args...
     local tools launch log mops
     tools=$(lib_tools "$lib")
     IFS='|' read -r _ _ launch _ <<<"$tools"
-    log="$bdir/$lib/run-$(basename "$exe" .x).np$np.log"
+    log="$bdir/$lib/run-$(basename "$exe").np$np.log"
     (cd "$(dirname "$exe")" && timeout -k 10 $((tmo + 30)) $launch -n "$np" "$exe" "$@") >"$log" 2>&1
     local rc=$?
     if [ $rc = 124 ] || [ $rc = 137 ]; then
@@ -166,7 +174,9 @@ run_kernel() {   # lib exe np args...
         if grep -Eq 'Verification +=[ ]+UNSUCCESSFUL' "$log"; then echo "FAILED-verification"; else echo "FAILED(rc=$rc)"; fi
     else
         mops=$(awk -F= '/Mop\/s total/ {gsub(/ /, "", $2); print $2}' "$log" | tail -1)
-        echo "${mops:-?}"
+        local io
+        io=$(awk -F: '/I\/O data rate/ {gsub(/ /, "", $2); print $2}' "$log" | tail -1)
+        echo "${mops:-?}${io:+ (I/O $io MB/s)}"
     fi
 }
 
@@ -196,7 +206,7 @@ for k in ${kernels//,/ }; do
     counts=${nps//,/ }
     args=()
     case "$k" in
-    bt|sp) counts=$(for n in $counts; do r=$(awk -v n="$n" 'BEGIN { r = int(sqrt(n) + 0.5); print (r * r == n) ? n : "" }'); [ -n "$r" ] && echo "$r"; done) ;;
+    bt|sp|btio) counts=$(for n in $counts; do r=$(awk -v n="$n" 'BEGIN { r = int(sqrt(n) + 0.5); print (r * r == n) ? n : "" }'); [ -n "$r" ] && echo "$r"; done) ;;
     dt) counts=5; args=(BH) ;;   # one rank per graph node (class S, black-hole graph)
     esac
     for np in $counts; do

@@ -20,5 +20,5 @@ row=$(grep '^| cg | S | 2 |' "$tmp/npb/results.md")
 echo "result: $row"
 mops=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $5); print $5}')
 [ $rc = 0 ] && [[ "$mops" =~ ^[0-9]+\.[0-9]+$ ]] || { echo "FAIL: CG class S did not verify"; exit 1; }
-grep -q 'Verification    =               SUCCESSFUL' "$tmp/npb/plexus/run-cg.S.np2.log" || { echo "FAIL: no verification line"; exit 1; }
+grep -q 'Verification    =               SUCCESSFUL' "$tmp/npb/plexus/run-cg.S.x.np2.log" || { echo "FAIL: no verification line"; exit 1; }
 echo "npb_small: CG class S verified on 2 ranks ($mops Mop/s)"
