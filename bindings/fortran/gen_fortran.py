@@ -557,11 +557,10 @@ class Func:
         if '...' in plist:
             raise Unsupported('variable argument list')
         self.args = [Arg(name, p) for p in plist]
+        if any(a.has_len() for a in self.args) and any(a.kind == 'i2a_arr' for a in self.args):
+            # the glue's early return for the array would leak the strings
+            raise Unsupported('strings and INTEGER displacement arrays together')
         self.uses_file = any(a.kind in ('file', 'filep') for a in self.args)
-
-    @property
-    def fortran_name(self):
-        return self.name
 
     # ---- glue ----
     def glue(self, prefix):
@@ -610,8 +609,6 @@ class Func:
             body += post
             body.append('*ierr = rc;')
             if nomem:
-                if any(a.kind == 'i2a_arr' for a in self.args):
-                    raise Unsupported('strings and INTEGER displacement arrays together')
                 body.append('err_nomem:')
                 body.append('if (%s)' % ' || '.join('!c_%s' % a.name for a in strs))
                 body.append('    *ierr = plxf_nomem("%s");' % self.name)
