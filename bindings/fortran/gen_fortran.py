@@ -85,6 +85,30 @@ PASS_CALLBACKS = {
     'MPI_Win_errhandler_fn': 'MPI_Win_errhandler_function',
 }
 
+# Attribute callbacks written in Fortran (their arguments differ from C's: all
+# by reference, values are integers): the glue stores them with the keyval
+# and calls them from a C trampoline. Pseudo-types used in SPECIAL params;
+# the value is the mpi_f08 abstract interface (None: not in mpi_f08).
+F_CALLBACKS = {'plxf_comm_copy': 'MPI_Comm_copy_attr_function',
+               'plxf_comm_delete': 'MPI_Comm_delete_attr_function',
+               'plxf_type_copy': 'MPI_Type_copy_attr_function',
+               'plxf_type_delete': 'MPI_Type_delete_attr_function',
+               'plxf_copy1': None, 'plxf_delete1': None}
+
+# The predefined attribute callbacks, as Fortran procedures of the glue:
+# (name, kind: copy2/delete2/copy1/delete1, what it does, f08 object type)
+F_PREDEFINED_CALLBACKS = [
+    ('MPI_COMM_NULL_COPY_FN', 'copy2', 'null', 'MPI_Comm'),
+    ('MPI_COMM_DUP_FN', 'copy2', 'dup', 'MPI_Comm'),
+    ('MPI_COMM_NULL_DELETE_FN', 'delete2', 'null', 'MPI_Comm'),
+    ('MPI_TYPE_NULL_COPY_FN', 'copy2', 'null', 'MPI_Datatype'),
+    ('MPI_TYPE_DUP_FN', 'copy2', 'dup', 'MPI_Datatype'),
+    ('MPI_TYPE_NULL_DELETE_FN', 'delete2', 'null', 'MPI_Datatype'),
+    ('MPI_NULL_COPY_FN', 'copy1', 'null', None),
+    ('MPI_DUP_FN', 'copy1', 'dup', None),
+    ('MPI_NULL_DELETE_FN', 'delete1', 'null', None),
+]
+
 # Functions with their own Fortran argument list and glue body. 'params' is
 # the Fortran argument list written as C (classified like any prototype);
 # 'body' computes rc from the glue's arguments ({fn} is MPI_X or PMPI_X).
@@ -117,6 +141,38 @@ SPECIAL = {
              '    *flag = f_ ? PLXF_TRUE : PLXF_FALSE;'),
 }
 
+def _keyval_special(copy, delete, keyval, mpi1):
+    extra = 'int *extra_state' if mpi1 else 'MPI_Aint *extra_state'
+    return dict(
+        params='%s *copy_fn, %s *delete_fn, int *%s, %s' % (copy, delete, keyval, extra),
+        body='struct plxf_keyval *k_ = plxf_keyval_new(copy_fn, delete_fn, *extra_state, %d);\n'
+             '    if (!k_)\n'
+             '        rc = plxf_nomem("{fn}");\n'
+             '    else\n'
+             '        rc = {fn}(plxf_copy_tramp, plxf_delete_tramp, %s, k_);' % (mpi1, keyval))
+
+
+SPECIAL['MPI_Comm_create_keyval'] = _keyval_special('plxf_comm_copy', 'plxf_comm_delete', 'comm_keyval', 0)
+SPECIAL['MPI_Type_create_keyval'] = _keyval_special('plxf_type_copy', 'plxf_type_delete', 'type_keyval', 0)
+SPECIAL['MPI_Keyval_create'] = _keyval_special('plxf_copy1', 'plxf_delete1', 'keyval', 1)
+# attribute values set from Fortran are the integers themselves
+SPECIAL['MPI_Comm_set_attr'] = dict(
+    params='MPI_Comm comm, int comm_keyval, MPI_Aint *attribute_val',
+    body='rc = {fn}((MPI_Comm)*comm, *comm_keyval, (void *)(intptr_t)*attribute_val);')
+SPECIAL['MPI_Type_set_attr'] = dict(
+    params='MPI_Datatype datatype, int type_keyval, MPI_Aint *attribute_val',
+    body='rc = {fn}((MPI_Datatype)*datatype, *type_keyval, (void *)(intptr_t)*attribute_val);')
+SPECIAL['MPI_Attr_put'] = dict(
+    params='MPI_Comm comm, int keyval, int *attribute_val',
+    body='rc = {fn}((MPI_Comm)*comm, *keyval, (void *)(intptr_t)*attribute_val);')
+SPECIAL['MPI_Type_get_attr'] = dict(
+    params='MPI_Datatype datatype, int type_keyval, MPI_Aint *attribute_val, int *flag',
+    body='void *v_ = NULL;\n    int f_ = 0;\n'
+         '    rc = {fn}((MPI_Datatype)*datatype, *type_keyval, &v_, &f_);\n'
+         '    if (rc == MPI_SUCCESS && f_)\n'
+         '        *attribute_val = plxf_attr_value(*type_keyval, v_);\n'
+         '    *flag = f_ ? PLXF_TRUE : PLXF_FALSE;')
+
 SPECIAL['MPI_Type_match_size'] = dict(
     # a Fortran caller gets the Fortran type of that size (REAL*16 is not
     # the C long double in gfortran)
@@ -128,10 +184,6 @@ SPECIAL['MPI_Type_match_size'] = dict(
 # Left out on purpose (others are left out when an argument has no rule).
 SKIP = {
     'MPIR_Dup_fn': 'library-internal callback',
-    'MPI_Comm_set_attr': 'attributes set from Fortran need Fortran keyvals (MPI_Comm_create_keyval)',
-    'MPI_Attr_put': 'attributes set from Fortran need Fortran keyvals (MPI_Keyval_create)',
-    'MPI_Type_set_attr': 'attributes set from Fortran need Fortran keyvals',
-    'MPI_Type_get_attr': 'attributes set from Fortran need Fortran keyvals',
     'MPI_Win_set_attr': 'attributes set from Fortran need Fortran keyvals',
     'MPI_Win_get_attr': 'window attributes need per-keyval conversion',
 }
@@ -291,6 +343,8 @@ class Arg:
                 raise Unsupported('INTEGER displacement array %s without a length rule' % n)
         elif b in PASS_CALLBACKS and p == 1:
             self.kind = 'callback'
+        elif b in F_CALLBACKS and p == 1:
+            self.kind = 'fcallback'
         elif b.endswith('_function') or b.endswith('_fn'):
             raise Unsupported('callback argument %s (%s)' % (n, b))
         elif b == 'void' and p == 1:
@@ -342,6 +396,8 @@ class Arg:
 
     def glue_param(self):
         k = self.kind
+        if k == 'fcallback':
+            return 'plxf_fproc %s' % self.name
         if k == 'callback':
             return '%s *%s' % (self.base, self.name)
         if k in ('buf', 'addr'):
@@ -460,7 +516,7 @@ class Arg:
             return ['integer(kind=MPI_ADDRESS_KIND) :: %s' % n]
         if k in ('str_in', 'str_out'):
             return ['character(len=*) :: %s' % n]
-        if k == 'callback':
+        if k in ('callback', 'fcallback'):
             return ['external :: %s' % n]
         if k.startswith('log'):
             return ['logical :: %s%s' % (n, self.fdims())]
@@ -480,7 +536,7 @@ class Arg:
             return ['      INTEGER(KIND=8) %s' % n]
         if k in ('str_in', 'str_out'):
             return ['      CHARACTER*(*) %s' % n]
-        if k == 'callback':
+        if k in ('callback', 'fcallback'):
             return ['      EXTERNAL %s' % n]
         if k.startswith('log'):
             return ['      LOGICAL %s' % n]
@@ -514,6 +570,8 @@ class Arg:
             return ['character(len=*) :: %s' % n]
         if k == 'callback':
             return ['procedure(%s) :: %s' % (PASS_CALLBACKS[self.base], n)]
+        if k == 'fcallback':
+            return ['procedure(%s) :: %s' % (F_CALLBACKS[self.base], n)]
         intent = ''
         if k in ('int', 'handle', 'file', 'log_in', 'status_in'):
             intent = ', intent(in)'
@@ -528,7 +586,7 @@ class Arg:
             return ['type(c_ptr) :: %s' % n]
         if k in ('str_in', 'str_out'):
             return ['character(kind=c_char), dimension(*) :: %s' % n]
-        if k == 'callback':
+        if k in ('callback', 'fcallback'):
             return ['type(c_funptr), value :: %s' % n]
         if k.startswith('log'):
             # LOGICAL is not interoperable; the glue reads its 4 bytes
@@ -537,7 +595,7 @@ class Arg:
         return ['%s :: %s%s' % ('integer(c_int)' if t == 'integer' else t, n, self.f08_dims())]
 
     def f08_actual(self):
-        if self.kind == 'callback':
+        if self.kind in ('callback', 'fcallback'):
             return 'c_funloc(%s)' % self.name
         return self.name
 
@@ -764,6 +822,8 @@ def write_mpif(path, consts, funcs, interfaces):
         elif f.ret == 'MPI_Aint':
             L.append('      INTEGER(KIND=MPI_ADDRESS_KIND) %s' % f.name.upper())
             L.append('      EXTERNAL %s' % f.name.upper())
+    for name, _, _, _ in F_PREDEFINED_CALLBACKS:
+        L.append('      EXTERNAL %s' % name)
     if interfaces:
         # explicit interfaces with unchecked buffers: gfortran >= 10 refuses
         # calls of one external with different buffer types in a file
@@ -799,6 +859,7 @@ def f_consts(consts, f08):
 def write_mpi_module(path, consts, funcs):
     L = ['! The `mpi` module (Plexus). ' + HEADER_NOTE, 'module mpi', 'implicit none', '']
     L += f_consts(consts, False)
+    L += ['external :: %s' % name for name, _, _, _ in F_PREDEFINED_CALLBACKS]
     L.append('')
     for f in funcs:
         L.append('interface')
@@ -809,6 +870,23 @@ def write_mpi_module(path, consts, funcs):
 
 
 F08_TYPES = HANDLES
+
+
+def copy_delete_interfaces(copy, delete, objtype):
+    """Interface bodies of an mpi_f08 copy and/or delete attribute callback."""
+    out = []
+    if copy:
+        out += ['subroutine %s(oldobj, keyval, extra_state, attribute_val_in, attribute_val_out, flag, ierror)'
+                % copy,
+                '  import', '  type(%s) :: oldobj' % objtype, '  integer :: keyval, ierror',
+                '  integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out',
+                '  logical :: flag', 'end subroutine %s' % copy]
+    if delete:
+        out += ['subroutine %s(obj, keyval, attribute_val, extra_state, ierror)' % delete,
+                '  import', '  type(%s) :: obj' % objtype, '  integer :: keyval, ierror',
+                '  integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state',
+                'end subroutine %s' % delete]
+    return out
 
 
 def write_f08_module(path, consts, funcs):
@@ -837,8 +915,17 @@ def write_f08_module(path, consts, funcs):
           'end subroutine MPI_Comm_errhandler_function',
           'subroutine MPI_Win_errhandler_function(win, error_code)',
           '  import', '  type(MPI_Win) :: win', '  integer :: error_code',
-          'end subroutine MPI_Win_errhandler_function',
-          'end interface', '']
+          'end subroutine MPI_Win_errhandler_function']
+    for obj, t in (('Comm', 'MPI_Comm'), ('Type', 'MPI_Datatype')):
+        L += copy_delete_interfaces('MPI_%s_copy_attr_function' % obj, 'MPI_%s_delete_attr_function' % obj, t)
+    L += ['end interface', '']
+    # the predefined callbacks: procedures of the glue (mpi_comm_dup_fn_ ...)
+    L.append('interface')
+    for name, kind, _, t in F_PREDEFINED_CALLBACKS:
+        if t:
+            L += copy_delete_interfaces(name if kind.startswith('copy') else None,
+                                        name if kind.startswith('delete') else None, t)
+    L += ['end interface', '']
     # == and /= on handles
     L.append('interface operator(==)')
     L += ['  module procedure plxf_eq_%s' % t[4:].lower() for t in F08_TYPES]
@@ -1027,6 +1114,104 @@ static inline MPI_Aint plxf_attr_value(MPI_Fint keyval, void *v)
 }}
 '''
 
+KEYVAL_GLUE = r'''
+/* Attribute callbacks written in Fortran. The keyval's extra_state (in C)
+ * is a plxf_keyval holding the Fortran procedures and the Fortran
+ * extra_state; the trampolines call them with Fortran arguments. MPI-2
+ * callbacks take INTEGER(MPI_ADDRESS_KIND) values, MPI-1 ones INTEGER.
+ * (A plxf_keyval lives as long as the process: attributes may outlive
+ * MPI_Comm_free_keyval.) */
+typedef void (*plxf_fproc)(void);
+typedef void plxf_copy2_fn(MPI_Fint *, MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Aint *, MPI_Fint *,
+                           MPI_Fint *);
+typedef void plxf_delete2_fn(MPI_Fint *, MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Fint *);
+typedef void plxf_copy1_fn(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                           MPI_Fint *);
+typedef void plxf_delete1_fn(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+
+struct plxf_keyval {
+    plxf_fproc copy, del;
+    MPI_Aint extra;
+    int mpi1;
+};
+
+static struct plxf_keyval *plxf_keyval_new(plxf_fproc copy, plxf_fproc del, MPI_Aint extra, int mpi1)
+{
+    struct plxf_keyval *k = malloc(sizeof *k);
+    if (k) {
+        k->copy = copy;
+        k->del = del;
+        k->extra = extra;
+        k->mpi1 = mpi1;
+    }
+    return k;
+}
+
+/* the object handle is an int for every keyval kind (MPICH ABI) */
+static int plxf_copy_tramp(int obj, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    struct plxf_keyval *k = extra;
+    MPI_Fint o = obj, kv = keyval, fl = PLXF_FALSE, ierr = MPI_SUCCESS;
+    if (k->mpi1) {
+        MPI_Fint ex = (MPI_Fint)k->extra, vin = (MPI_Fint)(intptr_t)in, vout = 0;
+        ((plxf_copy1_fn *)(void *)k->copy)(&o, &kv, &ex, &vin, &vout, &fl, &ierr);
+        if (fl)
+            *(void **)out = (void *)(intptr_t)vout;
+    } else {
+        MPI_Aint ex = k->extra, vin = (MPI_Aint)(intptr_t)in, vout = 0;
+        ((plxf_copy2_fn *)(void *)k->copy)(&o, &kv, &ex, &vin, &vout, &fl, &ierr);
+        if (fl)
+            *(void **)out = (void *)(intptr_t)vout;
+    }
+    *flag = fl != 0;
+    return ierr;
+}
+
+static int plxf_delete_tramp(int obj, int keyval, void *val, void *extra)
+{
+    struct plxf_keyval *k = extra;
+    MPI_Fint o = obj, kv = keyval, ierr = MPI_SUCCESS;
+    if (k->mpi1) {
+        MPI_Fint v = (MPI_Fint)(intptr_t)val, ex = (MPI_Fint)k->extra;
+        ((plxf_delete1_fn *)(void *)k->del)(&o, &kv, &v, &ex, &ierr);
+    } else {
+        MPI_Aint v = (MPI_Aint)(intptr_t)val, ex = k->extra;
+        ((plxf_delete2_fn *)(void *)k->del)(&o, &kv, &v, &ex, &ierr);
+    }
+    return ierr;
+}
+'''
+
+
+def predefined_callbacks_glue():
+    """MPI_COMM_NULL_COPY_FN & co. as Fortran-callable procedures."""
+    out = ['', '/* The predefined attribute callbacks, callable from Fortran. */']
+    for name, kind, what, _ in F_PREDEFINED_CALLBACKS:
+        sym = name.lower() + '_'
+        t = 'MPI_Fint' if kind.endswith('1') else 'MPI_Aint'
+        if kind.startswith('copy'):
+            out += ['PLXF_API void %s(MPI_Fint *obj, MPI_Fint *keyval, %s *extra, %s *in, %s *out,'
+                    % (sym, t, t, t),
+                    '    MPI_Fint *flag, MPI_Fint *ierr);',
+                    'void %s(MPI_Fint *obj, MPI_Fint *keyval, %s *extra, %s *in, %s *out,'
+                    % (sym, t, t, t),
+                    '    MPI_Fint *flag, MPI_Fint *ierr)', '{',
+                    '    (void)obj, (void)keyval, (void)extra;']
+            if what == 'dup':
+                out += ['    *out = *in;', '    *flag = PLXF_TRUE;']
+            else:
+                out += ['    (void)in, (void)out;', '    *flag = PLXF_FALSE;']
+        else:
+            out += ['PLXF_API void %s(MPI_Fint *obj, MPI_Fint *keyval, %s *val, %s *extra, MPI_Fint *ierr);'
+                    % (sym, t, t),
+                    'void %s(MPI_Fint *obj, MPI_Fint *keyval, %s *val, %s *extra, MPI_Fint *ierr)'
+                    % (sym, t, t), '{',
+                    '    (void)obj, (void)keyval, (void)val, (void)extra;']
+        out += ['    *ierr = MPI_SUCCESS;', '}',
+                'PLXF_API extern __typeof__(%s) %s_ __attribute__((alias("%s")));' % (sym, sym, sym)]
+    return out
+
+
 FILE_FROM_LIBRARY = r'''
 /* MPI_File is a pointer: the library converts (MPI_File_c2f/f2c). */
 static inline MPI_File plxf_file_f2c(MPI_Fint f)
@@ -1101,7 +1286,8 @@ def write_glue(path, funcs, have_file_conv, pmpi):
             sent.append('PLXF_COMMON MPI_Fint %s_[1];' % block)
         else:
             sent.append('PLXF_COMMON MPI_Fint %s_;' % block)
-    out = [GLUE_PRELUDE.format(note=HEADER_NOTE, sentinels='\n'.join(sent))]
+    out = [GLUE_PRELUDE.format(note=HEADER_NOTE, sentinels='\n'.join(sent)), KEYVAL_GLUE]
+    out += predefined_callbacks_glue()
     if any(f.uses_file for f in funcs):
         out.append(FILE_FROM_LIBRARY if have_file_conv else FILE_OWN_TABLE)
     for f in funcs:

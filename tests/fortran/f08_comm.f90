@@ -7,7 +7,29 @@ module f08_callbacks
   implicit none
   integer :: handler_calls = 0, handler_code = -1
   type(MPI_Comm) :: handler_comm
+  integer :: ncopy = 0, ndel = 0
 contains
+  ! attribute callbacks as the standard declares them for mpi_f08
+  subroutine times_two(oldcomm, keyval, extra_state, attribute_val_in, attribute_val_out, flag, ierror)
+    type(MPI_Comm) :: oldcomm
+    integer :: keyval, ierror
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out
+    logical :: flag
+    ncopy = ncopy + 1
+    attribute_val_out = attribute_val_in * 2 + extra_state
+    flag = oldcomm /= MPI_COMM_NULL .and. keyval /= MPI_KEYVAL_INVALID
+    ierror = MPI_SUCCESS
+  end subroutine times_two
+
+  subroutine count_del(comm, keyval, attribute_val, extra_state, ierror)
+    type(MPI_Comm) :: comm
+    integer :: keyval, ierror
+    integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
+    if (comm /= MPI_COMM_NULL .and. keyval /= MPI_KEYVAL_INVALID .and. extra_state == 3) &
+      ndel = ndel + int(attribute_val)
+    ierror = MPI_SUCCESS
+  end subroutine count_del
+
   ! a user reduction as the standard declares it for mpi_f08: maximum of |x|
   subroutine absmax(invec, inoutvec, len, datatype)
     use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
@@ -51,6 +73,9 @@ program f08_comm
   type(MPI_Op) :: op
   type(MPI_Errhandler) :: eh
   double precision :: dv(3), dr(3)
+  integer :: kv, kvd
+  integer(kind=MPI_ADDRESS_KIND) :: aval
+  type(MPI_Comm) :: c2
 
   nfail = 0
   call MPI_Init()                          ! IERROR is optional in mpi_f08
@@ -189,6 +214,23 @@ program f08_comm
   call check(handler_calls == 1 .and. handler_code == ierr .and. handler_comm == dup, 'Fortran error handler called')
   call check(cls == MPI_ERR_COUNT, 'handler case: MPI_ERR_COUNT')
   call MPI_Errhandler_free(eh)
+
+  ! attributes: Fortran callbacks and the predefined MPI_COMM_DUP_FN
+  call MPI_Comm_create_keyval(times_two, count_del, kv, 3_MPI_ADDRESS_KIND)
+  call MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, kvd, 0_MPI_ADDRESS_KIND)
+  call MPI_Comm_set_attr(dup, kv, 10_MPI_ADDRESS_KIND)
+  call MPI_Comm_set_attr(dup, kvd, 99_MPI_ADDRESS_KIND)
+  call MPI_Comm_dup(dup, c2)
+  call MPI_Comm_get_attr(c2, kv, aval, flag)
+  call check(flag .and. aval == 23 .and. ncopy == 1, 'copy callback (mpi_f08): 2 * 10 + extra_state 3')
+  call MPI_Comm_get_attr(c2, kvd, aval, flag)
+  call check(flag .and. aval == 99, 'MPI_COMM_DUP_FN (mpi_f08)')
+  call MPI_Comm_free(c2)
+  call check(ndel == 23, 'delete callback (mpi_f08) on free')
+  call MPI_Comm_delete_attr(dup, kv)
+  call check(ndel == 33, 'delete callback (mpi_f08) on delete_attr')
+  call MPI_Comm_free_keyval(kv)
+  call MPI_Comm_free_keyval(kvd)
 
   call MPI_Type_free(vec)
   call MPI_Comm_free(graph)
