@@ -828,6 +828,9 @@ def write_mpif(path, consts, funcs, interfaces):
         # explicit interfaces with unchecked buffers: gfortran >= 10 refuses
         # calls of one external with different buffer types in a file
         L.append('! interfaces (gfortran: choice buffers and arrays unchecked)')
+        L += ['      INTERFACE', '      SUBROUTINE MPI_F_SYNC_REG(BUF)',
+              '!GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF', '      TYPE(*), DIMENSION(*) :: BUF',
+              '      END SUBROUTINE', '      END INTERFACE']
         for f in funcs:
             if f.ret == 'int':
                 L += f.f77_interface()
@@ -865,11 +868,59 @@ def write_mpi_module(path, consts, funcs):
         L.append('interface')
         L += ['  ' + x for x in '\n'.join(f.f_interface()).split('\n')]
         L.append('end interface')
+    L += ['interface', '  subroutine MPI_F_sync_reg(buf)', '    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf',
+          '    type(*), dimension(*) :: buf', '  end subroutine MPI_F_sync_reg', 'end interface']
+    generic, procs = sizeof_procedures(False)
+    L += generic + ['private :: ' + n.split()[-1] for n in generic[1:-1]]
+    L += ['', 'contains', ''] + procs
     L.append('end module mpi')
     open(path, 'w').write('\n'.join(L) + '\n')
 
 
 F08_TYPES = HANDLES
+
+
+# MPI_SIZEOF: one specific per intrinsic type and kind
+SIZEOF_TYPES = [('i1', 'integer(kind=1)'), ('i2', 'integer(kind=2)'), ('i4', 'integer(kind=4)'),
+                ('i8', 'integer(kind=8)'), ('r4', 'real(kind=4)'), ('r8', 'real(kind=8)'),
+                ('r16', 'real(kind=16)'), ('c4', 'complex(kind=4)'), ('c8', 'complex(kind=8)'),
+                ('c16', 'complex(kind=16)'), ('l4', 'logical'), ('ch', 'character(len=*)')]
+
+
+def sizeof_procedures(f08):
+    """(generic interface lines, procedure lines) of MPI_SIZEOF: the size in
+    bytes of one element of x (MPI 3.1 section 17.1.9)."""
+    generic = ['interface MPI_Sizeof']
+    procs = []
+    ierr = ('  integer, optional, intent(out) :: ierror', '  if (present(ierror)) ierror = MPI_SUCCESS') \
+        if f08 else ('  integer, intent(out) :: ierror', '  ierror = MPI_SUCCESS')
+    for tag, t in SIZEOF_TYPES:
+        # assumed rank: one specific takes scalars and arrays of any rank
+        name = 'plxf_sizeof_%s' % tag
+        generic.append('  module procedure %s' % name)
+        body = '  size = len(x)' if tag == 'ch' else '  size = storage_size(x) / 8'
+        procs += ['subroutine %s(x, size, ierror)' % name,
+                  '  %s, dimension(..), intent(in) :: x' % t,
+                  '  integer, intent(out) :: size', ierr[0], body, ierr[1],
+                  'end subroutine %s' % name]
+    generic.append('end interface MPI_Sizeof')
+    return generic, procs
+
+
+# MPI_F_SYNC_REG(buf): an external call the compiler must assume reads and
+# writes buf, so it keeps buf in memory around nonblocking MPI calls
+SYNC_REG_GLUE = r'''
+/* MPI_F_SYNC_REG: nothing to do; being an opaque external call is its purpose */
+PLXF_API void mpi_f_sync_reg_(void *buf);
+void mpi_f_sync_reg_(void *buf)
+{
+    (void)buf;
+}
+PLXF_API extern __typeof__(mpi_f_sync_reg_) mpi_f_sync_reg__ __attribute__((alias("mpi_f_sync_reg_")));
+PLXF_API extern __typeof__(mpi_f_sync_reg_) mpi_f_sync_reg __attribute__((alias("mpi_f_sync_reg_")));
+PLXF_API extern __typeof__(mpi_f_sync_reg_) MPI_F_SYNC_REG __attribute__((alias("mpi_f_sync_reg_")));
+PLXF_API extern __typeof__(mpi_f_sync_reg_) pmpi_f_sync_reg_ __attribute__((alias("mpi_f_sync_reg_")));
+'''
 
 
 def copy_delete_interfaces(copy, delete, objtype):
@@ -959,7 +1010,11 @@ def write_f08_module(path, consts, funcs):
 
     L += ['module mpi_f08', 'use mpi_f08_types', 'implicit none', '']
     L += generics
-    L += ['', 'contains', '']
+    L += ['interface', '  subroutine MPI_F_sync_reg(buf) bind(C, name="mpi_f_sync_reg_")',
+          '    type(*), dimension(*) :: buf', '  end subroutine MPI_F_sync_reg', 'end interface']
+    sgeneric, sprocs = sizeof_procedures(True)
+    L += sgeneric + ['private :: ' + n.split()[-1] for n in sgeneric[1:-1]]
+    L += ['', 'contains', ''] + sprocs
     for proc in procs:
         L += proc
         L.append('')
@@ -1288,6 +1343,7 @@ def write_glue(path, funcs, have_file_conv, pmpi):
             sent.append('PLXF_COMMON MPI_Fint %s_;' % block)
     out = [GLUE_PRELUDE.format(note=HEADER_NOTE, sentinels='\n'.join(sent)), KEYVAL_GLUE]
     out += predefined_callbacks_glue()
+    out.append(SYNC_REG_GLUE)
     if any(f.uses_file for f in funcs):
         out.append(FILE_FROM_LIBRARY if have_file_conv else FILE_OWN_TABLE)
     for f in funcs:

@@ -232,6 +232,13 @@ program f08_comm
   call MPI_Comm_free_keyval(kv)
   call MPI_Comm_free_keyval(kvd)
 
+  ! MPI_SIZEOF through mpi_f08 (optional IERROR)
+  call MPI_Sizeof(dv, res)
+  call check(res == 8, 'MPI_Sizeof DOUBLE PRECISION array (mpi_f08)')
+  call MPI_Sizeof(flag, res)
+  call check(res == 4, 'MPI_Sizeof LOGICAL (mpi_f08)')
+  call MPI_F_sync_reg(dv)
+
   call MPI_Type_free(vec)
   call MPI_Comm_free(graph)
   call MPI_Comm_free(sub)

@@ -190,6 +190,21 @@ program mpi_types
   call check(ierr == MPI_SUCCESS .and. tsize == 8 * k, 'MPI_Type_hvector with an INTEGER stride')
   call MPI_Type_free(oldstruct, ierr)
 
+  ! MPI_SIZEOF (scalars and arrays of each intrinsic type) and MPI_F_SYNC_REG
+  call MPI_Sizeof(iext, tsize, ierr)
+  call check(tsize == 4 .and. ierr == MPI_SUCCESS, 'MPI_Sizeof INTEGER')
+  call MPI_Sizeof(xpos, tsize, ierr)
+  call check(tsize == 8, 'MPI_Sizeof INTEGER(MPI_ADDRESS_KIND)')
+  call MPI_Sizeof(a, tsize, ierr)
+  call check(tsize == 8, 'MPI_Sizeof DOUBLE PRECISION array')
+  call MPI_Sizeof(qval, tsize, ierr)
+  call check(tsize == 16, 'MPI_Sizeof REAL(16)')
+  call MPI_Sizeof(cval, tsize, ierr)
+  call check(tsize == 8, 'MPI_Sizeof CHARACTER(8)')
+  call MPI_Sizeof((1.0, 2.0), tsize, ierr)
+  call check(tsize == 8, 'MPI_Sizeof COMPLEX')
+  call MPI_F_sync_reg(a)
+
   call MPI_Type_free(ctype, ierr)
   call MPI_Type_free(restype, ierr)
   call MPI_Type_free(structtype, ierr)
