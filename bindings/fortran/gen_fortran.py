@@ -884,7 +884,7 @@ F08_TYPES = HANDLES
 SIZEOF_TYPES = [('i1', 'integer(kind=1)'), ('i2', 'integer(kind=2)'), ('i4', 'integer(kind=4)'),
                 ('i8', 'integer(kind=8)'), ('r4', 'real(kind=4)'), ('r8', 'real(kind=8)'),
                 ('r16', 'real(kind=16)'), ('c4', 'complex(kind=4)'), ('c8', 'complex(kind=8)'),
-                ('c16', 'complex(kind=16)'), ('l4', 'logical'), ('ch', 'character(len=*)')]
+                ('c16', 'complex(kind=16)')]   # numeric types only, as the standard says
 
 
 def sizeof_procedures(f08):
@@ -898,7 +898,7 @@ def sizeof_procedures(f08):
         # assumed rank: one specific takes scalars and arrays of any rank
         name = 'plxf_sizeof_%s' % tag
         generic.append('  module procedure %s' % name)
-        body = '  size = len(x)' if tag == 'ch' else '  size = storage_size(x) / 8'
+        body = '  size = storage_size(x) / 8'
         procs += ['subroutine %s(x, size, ierror)' % name,
                   '  %s, dimension(..), intent(in) :: x' % t,
                   '  integer, intent(out) :: size', ierr[0], body, ierr[1],

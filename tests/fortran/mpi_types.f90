@@ -199,8 +199,6 @@ program mpi_types
   call check(tsize == 8, 'MPI_Sizeof DOUBLE PRECISION array')
   call MPI_Sizeof(qval, tsize, ierr)
   call check(tsize == 16, 'MPI_Sizeof REAL(16)')
-  call MPI_Sizeof(cval, tsize, ierr)
-  call check(tsize == 8, 'MPI_Sizeof CHARACTER(8)')
   call MPI_Sizeof((1.0, 2.0), tsize, ierr)
   call check(tsize == 8, 'MPI_Sizeof COMPLEX')
   call MPI_F_sync_reg(a)
