@@ -141,20 +141,25 @@ SPECIAL = {
              '    *flag = f_ ? PLXF_TRUE : PLXF_FALSE;'),
 }
 
-def _keyval_special(copy, delete, keyval, mpi1):
+def _keyval_special(copy, delete, names, mpi1):
+    """A keyval constructor with Fortran callbacks; names = the standard's
+    (copy, delete, keyval) dummy names, for keyword calls."""
+    cn, dn, kn = names
     extra = 'int *extra_state' if mpi1 else 'MPI_Aint *extra_state'
     return dict(
-        params='%s *copy_fn, %s *delete_fn, int *%s, %s' % (copy, delete, keyval, extra),
-        body='struct plxf_keyval *k_ = plxf_keyval_new(copy_fn, delete_fn, *extra_state, %d);\n'
+        params='%s *%s, %s *%s, int *%s, %s' % (copy, cn, delete, dn, kn, extra),
+        body='struct plxf_keyval *k_ = plxf_keyval_new(%s, %s, *extra_state, %d);\n'
              '    if (!k_)\n'
              '        rc = plxf_nomem("{fn}");\n'
              '    else\n'
-             '        rc = {fn}(plxf_copy_tramp, plxf_delete_tramp, %s, k_);' % (mpi1, keyval))
+             '        rc = {fn}(plxf_copy_tramp, plxf_delete_tramp, %s, k_);' % (cn, dn, mpi1, kn))
 
 
-SPECIAL['MPI_Comm_create_keyval'] = _keyval_special('plxf_comm_copy', 'plxf_comm_delete', 'comm_keyval', 0)
-SPECIAL['MPI_Type_create_keyval'] = _keyval_special('plxf_type_copy', 'plxf_type_delete', 'type_keyval', 0)
-SPECIAL['MPI_Keyval_create'] = _keyval_special('plxf_copy1', 'plxf_delete1', 'keyval', 1)
+SPECIAL['MPI_Comm_create_keyval'] = _keyval_special(
+    'plxf_comm_copy', 'plxf_comm_delete', ('comm_copy_attr_fn', 'comm_delete_attr_fn', 'comm_keyval'), 0)
+SPECIAL['MPI_Type_create_keyval'] = _keyval_special(
+    'plxf_type_copy', 'plxf_type_delete', ('type_copy_attr_fn', 'type_delete_attr_fn', 'type_keyval'), 0)
+SPECIAL['MPI_Keyval_create'] = _keyval_special('plxf_copy1', 'plxf_delete1', ('copy_fn', 'delete_fn', 'keyval'), 1)
 # attribute values set from Fortran are the integers themselves
 SPECIAL['MPI_Comm_set_attr'] = dict(
     params='MPI_Comm comm, int comm_keyval, MPI_Aint *attribute_val',
