@@ -21,6 +21,13 @@ program mpi_types
   character(len=1) :: packbuf(200)
   real(kind=16) :: qval
   integer :: iext, iaddr(2), idisp(2), oldstruct
+  integer(kind=1) :: i1s(4), i1r(4)
+  integer(kind=2) :: i2s(4), i2r(4)
+  integer(kind=8) :: i8s(4), i8r(4)
+  real :: r4s(4), r4r(4)
+  real(kind=16) :: q16s(4), q16r(4)
+  double complex :: z8s(4), z8r(4)
+  complex(kind=16) :: z16s(4), z16r(4)
   integer(kind=MPI_ADDRESS_KIND) :: xpos
   character(len=MPI_MAX_OBJECT_NAME) :: tname
 
@@ -35,6 +42,37 @@ program mpi_types
       a(i, j) = aval(rank, i, j)
     end do
   end do
+
+  ! every Fortran type point to point around the ring, counts checked
+  i1s = [(int(rank * 10 + j, 1), j = 1, 4)]
+  i2s = [(int(rank * 1000 + j, 2), j = 1, 4)]
+  i8s = [(int(rank, 8) * 10000000000_8 + j, j = 1, 4)]
+  r4s = [(rank + j * 0.25, j = 1, 4)]
+  q16s = [(rank + j / 3.0_16, j = 1, 4)]
+  z8s = [(dcmplx(rank, j), j = 1, 4)]
+  z16s = [(cmplx(rank, -j, kind=16), j = 1, 4)]
+  call MPI_Sendrecv(i1s, 4, MPI_INTEGER1, next, 11, i1r, 4, MPI_INTEGER1, prev, 11, MPI_COMM_WORLD, status, ierr)
+  call check(all(i1r == [(int(prev * 10 + j, 1), j = 1, 4)]), 'INTEGER1 point to point')
+  call MPI_Sendrecv(i2s, 4, MPI_INTEGER2, next, 12, i2r, 4, MPI_INTEGER2, prev, 12, MPI_COMM_WORLD, status, ierr)
+  call check(all(i2r == [(int(prev * 1000 + j, 2), j = 1, 4)]), 'INTEGER2 point to point')
+  call MPI_Sendrecv(i8s, 4, MPI_INTEGER8, next, 13, i8r, 4, MPI_INTEGER8, prev, 13, MPI_COMM_WORLD, status, ierr)
+  call check(all(i8r == [(int(prev, 8) * 10000000000_8 + j, j = 1, 4)]), 'INTEGER8 point to point')
+  call MPI_Get_count(status, MPI_INTEGER8, count, ierr)
+  call check(count == 4, 'Get_count of INTEGER8')
+  call MPI_Sendrecv(r4s, 4, MPI_REAL, next, 14, r4r, 4, MPI_REAL, prev, 14, MPI_COMM_WORLD, status, ierr)
+  call check(all(r4r == [(prev + j * 0.25, j = 1, 4)]), 'REAL point to point')
+  call MPI_Sendrecv(q16s, 4, MPI_REAL16, next, 15, q16r, 4, MPI_REAL16, prev, 15, MPI_COMM_WORLD, status, ierr)
+  call check(all(q16r == [(prev + j / 3.0_16, j = 1, 4)]), 'REAL16 point to point')
+  call MPI_Get_count(status, MPI_REAL16, count, ierr)
+  call check(count == 4, 'Get_count of REAL16')
+  call MPI_Sendrecv(z8s, 4, MPI_DOUBLE_COMPLEX, next, 16, z8r, 4, MPI_DOUBLE_COMPLEX, prev, 16, MPI_COMM_WORLD, &
+                    status, ierr)
+  call check(all(z8r == [(dcmplx(prev, j), j = 1, 4)]), 'DOUBLE COMPLEX point to point')
+  call MPI_Sendrecv(z16s, 4, MPI_COMPLEX32, next, 17, z16r, 4, MPI_COMPLEX32, prev, 17, MPI_COMM_WORLD, &
+                    status, ierr)
+  call check(all(z16r == [(cmplx(prev, -j, kind=16), j = 1, 4)]), 'COMPLEX32 point to point')
+  call MPI_Get_elements(status, MPI_COMPLEX32, count, ierr)
+  call check(count == 4, 'Get_elements of COMPLEX32')
 
   ! a row of a column-major array: k blocks of 1, stride m
   call MPI_Type_vector(k, 1, m, MPI_DOUBLE_PRECISION, rowtype, ierr)
