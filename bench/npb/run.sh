@@ -26,6 +26,9 @@
 #     --timeout S      per run (default 600)
 #     --rebuild        rebuild binaries that exist
 set -uo pipefail
+# The whole script is one block, read before it runs: editing this file while a
+# run is in progress cannot change what the run does.
+{
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 libs=""
 kernels="is,ep,cg,mg,ft,lu,bt,sp,dt,btio"
@@ -228,3 +231,4 @@ done
 echo | tee -a "$bdir/results.md"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg); logs in $bdir/<library>/" | tee -a "$bdir/results.md"
 exit $status
+}
