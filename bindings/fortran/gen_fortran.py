@@ -809,7 +809,8 @@ def const_lines_fixed(consts):
 
 
 def write_mpif(path, consts, funcs, interfaces):
-    L = ['! mpif.h - MPI constants for Fortran (Plexus, MPICH ABI)',
+    L = ['! mpif.h - MPI for Fortran 77 style programs (Plexus, MPICH ABI): constants,',
+         '! sentinels (common blocks), function types and, for gfortran, interfaces.',
          '! ' + HEADER_NOTE,
          '! Valid in fixed and free source form.']
     fc = [(n, v, None) for n, v in F_CONSTANTS]
