@@ -1064,6 +1064,25 @@ int MPI_Register_datarep(const char *datarep,
                          MPI_Datarep_conversion_function *write_conversion_fn,
                          MPI_Datarep_extent_function *dtype_file_extent_fn,
                          void *extra_state);
+/* Fortran interoperability (issue 18): a Fortran status is
+ * INTEGER(MPI_STATUS_SIZE) with the C layout; handles need no conversion
+ * (the *_c2f / *_f2c macros above). */
+int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+
+/* MPI-1 datatype functions removed in MPI-3, kept (as MPICH does) for old
+ * codes such as NPB's BTIO; use the MPI-2 functions named in each comment. */
+int MPI_Address(void *location, MPI_Aint *address);                 /* Get_address */
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);       /* Type_get_extent */
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);     /* Type_get_extent */
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);     /* Type_get_extent */
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);                        /* Type_create_hvector */
+int MPI_Type_hindexed(int count, int array_of_blocklengths[],
+                      MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);                       /* Type_create_hindexed */
+int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                    MPI_Datatype array_of_types[], MPI_Datatype *newtype); /* Type_create_struct */
 
 /* ---- Profiling interface: the same functions under their PMPI_ names ---- */
 
@@ -1583,6 +1602,21 @@ int PMPI_Register_datarep(const char *datarep,
                           MPI_Datarep_conversion_function *write_conversion_fn,
                           MPI_Datarep_extent_function *dtype_file_extent_fn,
                           void *extra_state);
+
+/* Fortran interoperability (issue 18) */
+int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+int PMPI_Address(void *location, MPI_Aint *address);
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+int PMPI_Type_hindexed(int count, int array_of_blocklengths[],
+                       MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                       MPI_Datatype *newtype);
+int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                     MPI_Datatype array_of_types[], MPI_Datatype *newtype);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

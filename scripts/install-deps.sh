@@ -6,6 +6,7 @@
 #           network namespaces), mpich (mpiexec.hydra: our binaries must run
 #           under MPICH's launcher too)
 #   bench:  openmpi + mpich (side-by-side comparison), matplotlib (plots)
+#   fortran: gfortran (the Fortran bindings are built when it is found)
 set -euo pipefail
 pkgs=(gcc make cmake pkg-config python3 python3-pytest iproute2 procps mpich libmpich-dev)
 # system tests of multirail TCP (tests/system/test_multirail.py): nft drops a
@@ -14,6 +15,7 @@ pkgs+=(nftables)
 # fuzz targets and the ThreadSanitizer build (issue 19): clang, with libFuzzer
 # and the sanitizer runtimes
 pkgs+=(clang libclang-rt-14-dev)
+pkgs+=(gfortran)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

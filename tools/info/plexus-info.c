@@ -26,6 +26,7 @@ int main(int argc, char **argv)
     }
     printf("Plexus %s (MPI 3.1, MPICH ABI: libmpi.so.12)\n", PLX_VERSION_STRING);
     printf("build: %s, prefix %s, compiled %s %s\n", PLX_BUILD_TYPE, PLX_PREFIX, __DATE__, __TIME__);
+    printf("fortran bindings: %s\n", PLX_FORTRAN_INFO);
     printf("\ntransports:\n");
     plx_route_describe(plx_info_line, NULL);
     printf("\nsettings (environment variables):\n");
