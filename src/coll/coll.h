@@ -35,6 +35,11 @@ plx_status_t plx_coll_gather(const void *sbuf, size_t nbytes, void *rbuf, int ro
  * same answer on every rank of a node (node-local collectives rely on it).
  * PLEXUS_COLL_OVERSUB=on|off overrides. */
 int plx_coll_node_oversubscribed(void);
+/* Sends sn bytes to and receives rn bytes from `peer` of c on match context
+ * ctx (any of c's: an intercommunicator's leaders, MPI_Intercomm_create's
+ * exchange on the peer communicator's point-to-point context). */
+plx_status_t plx_coll_sendrecv(const void *sbuf, size_t sn, void *rbuf, size_t rn, int peer, struct plx_comm *c,
+                               int ctx, int tag);
 /* In-place elementwise reduction of n 64-bit unsigned words. */
 plx_status_t plx_coll_allreduce_u64(uint64_t *buf, int n, enum plx_coll_u64_op op, struct plx_comm *c, int tag);
 
