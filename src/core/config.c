@@ -76,6 +76,9 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_COLL_OVERSUB", PLX_SET_STRING, "auto", coll_oversub,
             "Collective algorithms for more ranks than CPUs (rank 0 ends the shared-memory Barrier, large "
             "Alltoall blocks all in flight at once): on, off, or auto (when this node's ranks outnumber its CPUs)"),
+    PLX_SET("PLEXUS_PMI", PLX_SET_STRING, "auto", pmi,
+            "Process-manager protocol: auto (PMIx when PMIX_RANK is set, PMI-2 when PMI_FD and PMI_JOBID "
+            "are, as under srun --mpi=pmi2, else PMI-1 on PMI_FD, else a singleton), pmi1, pmi2 or pmix"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

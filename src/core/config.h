@@ -34,6 +34,7 @@ struct plx_config {
     int coll_shm;               /* PLEXUS_COLL_SHM */
     size_t coll_shm_max;        /* PLEXUS_COLL_SHM_MAX */
     char coll_oversub[8];       /* PLEXUS_COLL_OVERSUB */
+    char pmi[8];                /* PLEXUS_PMI */
 };
 
 extern struct plx_config plx_config;
