@@ -3,8 +3,9 @@
  * in the environment, and the calls of pm.h routed to it:
  *
  *   PMIX_NAMESPACE + PMIX_RANK   PMIx (srun --mpi=pmix, prterun, Open MPI's mpirun)
+ *   PMI_FD + PLEXUS_MPIEXEC=1    PMI-1 wire (our mpiexec, even inside an srun step)
  *   PMI_FD + PMI_JOBID           PMI-2 wire (Slurm's srun --mpi=pmi2)
- *   PMI_FD                       PMI-1 wire (our mpiexec, MPICH's Hydra)
+ *   PMI_FD                       PMI-1 wire (MPICH's Hydra)
  *   nothing                      singleton
  *
  * PLEXUS_PMI=pmi1|pmi2|pmix forces one (Hydra serves both wire versions on
@@ -137,7 +138,12 @@ plx_status_t plx_pm_init(struct plx_pm_info *info_p)
     if (!want || !want[0])
         want = "auto";
     plx_status_t st;
-    if (strcmp(want, "pmix") == 0 ||
+    const char *ours = getenv("PLEXUS_MPIEXEC");
+    if (strcmp(want, "auto") == 0 && fds && ours && strcmp(ours, "1") == 0) {
+        /* our mpiexec speaks PMI-1, whatever it inherited (it may run
+         * inside an srun step with PMIX_* or PMI_JOBID around) */
+        st = plx_pmi1_init(fds, &plx_pm_g.info, &plx_pm_g.ops);
+    } else if (strcmp(want, "pmix") == 0 ||
         (strcmp(want, "auto") == 0 && getenv("PMIX_RANK") && getenv("PMIX_NAMESPACE"))) {
         st = plx_pm_init_pmix();
     } else if (strcmp(want, "pmi1") == 0 || strcmp(want, "pmi2") == 0 || strcmp(want, "auto") == 0) {

@@ -253,7 +253,11 @@ plx_status_t plx_pmi2_init(const char *fds, struct plx_pm_info *info_p, const st
     (void)fcntl(plx_p2.fd, F_SETFD, FD_CLOEXEC);
 
     plx_status_t st = plx_pmi2_hello();
-    if (st == PLX_OK)
+    /* Slurm wants its PMI_JOBID back with the rank; Hydra takes the rank alone */
+    const char *jobid = getenv("PMI_JOBID");
+    if (st == PLX_OK && jobid)
+        st = plx_pmi2_send("cmd=fullinit;pmijobid=%s;pmirank=%d;threaded=FALSE;", jobid, rank);
+    else if (st == PLX_OK)
         st = plx_pmi2_send("cmd=fullinit;pmirank=%d;threaded=FALSE;", rank);
     if (st == PLX_OK && (st = plx_pmi2_reply("fullinit-response")) != PLX_OK)
         plx_pmi2_err("fullinit refused: \"%.200s\"", plx_p2.buf);
@@ -265,8 +269,8 @@ plx_status_t plx_pmi2_init(const char *fds, struct plx_pm_info *info_p, const st
         st = PLX_ERR_PM;
         goto err_forget_fd;
     }
-    if (plx_pmi2_int("appnum", &info.appnum) != 0)
-        info.appnum = 0;
+    if (plx_pmi2_int("appnum", &info.appnum) != 0 || info.appnum < 0)
+        info.appnum = 0;        /* Slurm says -1 */
     plx_p2.info.rank = info.rank;
 
     if ((st = plx_pmi2_send("cmd=job-getid;")) != PLX_OK)
