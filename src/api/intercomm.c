@@ -69,9 +69,8 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                           MPI_Comm *newintercomm)
 {
     static const char fn[] = "MPI_Intercomm_create";
-    struct plx_comm *c, *pc = NULL, *ic;
-    struct plx_group *rg = NULL;
-    int rc, ids[2];
+    struct plx_comm *c, *pc = NULL;
+    int rc;
     plx_api_lock();
     if ((rc = plx_api_comm(local_comm, &c, fn)))
         goto out;
@@ -117,7 +116,18 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     }
     struct plx_bridge b = { .local = c, .leader = local_leader, .peer = pc, .remote_leader = remote_leader,
                             .ctx = pc ? pc->context_id : 0, .tag = tag };
-    st = plx_ic_swap_group(&b, c->group, &rg);
+    rc = plx_intercomm_build(c, &b, fn, newintercomm);
+out:
+    plx_api_unlock();
+    return rc;
+}
+
+int plx_intercomm_build(struct plx_comm *c, struct plx_bridge *b, const char *fn, MPI_Comm *newcomm)
+{
+    struct plx_group *rg = NULL;
+    struct plx_comm *ic;
+    int rc = MPI_SUCCESS, ids[2];
+    plx_status_t st = plx_ic_swap_group(b, c->group, &rg);
     if (st != PLX_OK) {
         rc = plx_ic_status_err(c, fn, st, "exchanging the groups");
         goto out;
@@ -129,16 +139,15 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                              rg->lpids[i]);
             goto out;
         }
-    st = plx_comm_alloc_context_bridge(&b, 2, ids);
+    st = plx_comm_alloc_context_bridge(b, 2, ids);
     if (st != PLX_OK) {
         rc = plx_ic_status_err(c, fn, st, "agreeing on a context id");
         goto out;
     }
     if ((ic = plx_ic_make(c, c->group, rg, ids, fn, &rc)))
-        *newintercomm = ic->obj.handle;
+        *newcomm = ic->obj.handle;
 out:
     plx_group_release(rg);
-    plx_api_unlock();
     return rc;
 }
 

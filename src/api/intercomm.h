@@ -18,4 +18,9 @@ int plx_intercomm_split(struct plx_comm *c, int color, int key, MPI_Comm *newcom
  * non-members (and a side facing an empty group) get MPI_COMM_NULL. */
 int plx_intercomm_create(struct plx_comm *c, struct plx_group *g, MPI_Comm *newcomm, const char *fn);
 
+/* The rest of MPI_Intercomm_create once each side's leader knows the other
+ * (b): the groups are swapped (they must be disjoint), a context agreed, the
+ * intercommunicator made. Collective over c (the local side). */
+int plx_intercomm_build(struct plx_comm *c, struct plx_bridge *b, const char *fn, MPI_Comm *newcomm);
+
 #endif

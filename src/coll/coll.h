@@ -22,6 +22,11 @@
 
 #define PLX_COLL_TAG_DEFAULT (-2)     /* context-id agreement, finalize */
 #define PLX_COLL_TAG_SHM (-3)         /* setting up a shared collective segment */
+/* MPI_Comm_connect/accept/join on MPI_COMM_WORLD's collective context
+ * (api/dynamic.c): a connect request, its answer, the roots' exchange */
+#define PLX_COLL_TAG_CONNECT (-4)
+#define PLX_COLL_TAG_ACCEPT (-5)
+#define PLX_COLL_TAG_MEET (-6)
 
 enum plx_coll_u64_op { PLX_COLL_BAND, PLX_COLL_BOR, PLX_COLL_MAX, PLX_COLL_MIN, PLX_COLL_SUM };
 

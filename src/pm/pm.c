@@ -207,3 +207,31 @@ plx_status_t plx_pm_finalize(void)
     plx_pm_g.ops = NULL;
     return st;
 }
+
+plx_status_t plx_pm_publish(const char *service, const char *port)
+{
+    if (!plx_pm_g.ops || !plx_pm_g.ops->publish)
+        return PLX_ERR_UNSUPPORTED;
+    if (plx_pm_check_kv("service", service, PLX_PM_MAX_KEY, PLX_PM_MAX_VAL) != PLX_OK ||
+        plx_pm_check_kv("port", port, PLX_PM_MAX_KEY, PLX_PM_MAX_VAL) != PLX_OK || !service[0] || !port[0])
+        return PLX_ERR_ARG;
+    return plx_pm_g.ops->publish(service, port);
+}
+
+plx_status_t plx_pm_lookup(const char *service, char *port, size_t len)
+{
+    if (!plx_pm_g.ops || !plx_pm_g.ops->lookup)
+        return PLX_ERR_UNSUPPORTED;
+    if (plx_pm_check_kv("service", service, PLX_PM_MAX_KEY, PLX_PM_MAX_VAL) != PLX_OK || !service[0])
+        return PLX_ERR_ARG;
+    return plx_pm_g.ops->lookup(service, port, len);
+}
+
+plx_status_t plx_pm_unpublish(const char *service)
+{
+    if (!plx_pm_g.ops || !plx_pm_g.ops->unpublish)
+        return PLX_ERR_UNSUPPORTED;
+    if (plx_pm_check_kv("service", service, PLX_PM_MAX_KEY, PLX_PM_MAX_VAL) != PLX_OK || !service[0])
+        return PLX_ERR_ARG;
+    return plx_pm_g.ops->unpublish(service);
+}

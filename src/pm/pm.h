@@ -61,4 +61,13 @@ _Noreturn void plx_pm_abort(int code, const char *msg);
 
 plx_status_t plx_pm_finalize(void);
 
+/* The launcher's name service (MPI_Publish_name and friends). Service and
+ * port follow the value rules above. PLX_ERR_UNSUPPORTED: this launcher
+ * (or the singleton) has none; PLX_ERR_ARG: publish of a service already
+ * published, lookup or unpublish of one that is not; PLX_ERR_PM: the
+ * launcher failed. */
+plx_status_t plx_pm_publish(const char *service, const char *port);
+plx_status_t plx_pm_lookup(const char *service, char *port, size_t len);
+plx_status_t plx_pm_unpublish(const char *service);
+
 #endif

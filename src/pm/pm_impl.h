@@ -16,6 +16,10 @@ struct plx_pm_ops {
     plx_status_t (*get)(const char *key, char *val, size_t len);
     void (*abort)(int code, const char *msg);   /* returns only when it could not */
     plx_status_t (*finalize)(void);
+    /* the launcher's name service; NULL: it has none */
+    plx_status_t (*publish)(const char *service, const char *port);
+    plx_status_t (*lookup)(const char *service, char *port, size_t len);
+    plx_status_t (*unpublish)(const char *service);
 };
 
 /* Each init fills info_p and returns its table in *ops_p. */

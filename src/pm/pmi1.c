@@ -555,6 +555,50 @@ static plx_status_t plx_pmi1_finalize(void)
     return st;
 }
 
+/* ---- name service ------------------------------------------------------------ */
+
+/* cmd=<what>_name service=S [port=P] -> cmd=<what>_result rc=0 [port=P];
+ * rc != 0 with msg=not_published / already_published: PLX_ERR_ARG. */
+static plx_status_t plx_pmi1_name(const char *what, const char *service, const char *port, char *out,
+                                  size_t len)
+{
+    char line[PLX_PMI1_LINE_MAX], expect[32];
+    int rc = 0;
+    plx_status_t st = port ? plx_pmi1_send("cmd=%s_name service=%s port=%s\n", what, service, port)
+                           : plx_pmi1_send("cmd=%s_name service=%s\n", what, service);
+    if (st != PLX_OK)
+        return st;
+    snprintf(expect, sizeof expect, "%s_result", what);
+    st = plx_pmi1_reply(expect, line, sizeof line, &rc);
+    if (st != PLX_OK && rc == 0)
+        return st;              /* protocol error, reported */
+    if (rc != 0) {
+        char msg[64] = "";
+        plx_pmi1_find(line, "msg", msg, sizeof msg);
+        if (strstr(msg, "not_supported"))
+            return PLX_ERR_UNSUPPORTED;     /* an older mpiexec, or Hydra without a name server */
+        return PLX_ERR_ARG;
+    }
+    if (out && plx_pmi1_find(line, "port", out, len) != 0)
+        return PLX_ERR_PM;
+    return PLX_OK;
+}
+
+static plx_status_t plx_pmi1_publish(const char *service, const char *port)
+{
+    return plx_pmi1_name("publish", service, port, NULL, 0);
+}
+
+static plx_status_t plx_pmi1_lookup(const char *service, char *port, size_t len)
+{
+    return plx_pmi1_name("lookup", service, NULL, port, len);
+}
+
+static plx_status_t plx_pmi1_unpublish(const char *service)
+{
+    return plx_pmi1_name("unpublish", service, NULL, NULL, 0);
+}
+
 static const struct plx_pm_ops plx_pmi1_ops = {
     .name = "PMI-1",
     .put = plx_pmi1_put,
@@ -562,6 +606,9 @@ static const struct plx_pm_ops plx_pmi1_ops = {
     .get = plx_pmi1_get,
     .abort = plx_pmi1_abort,
     .finalize = plx_pmi1_finalize,
+    .publish = plx_pmi1_publish,
+    .lookup = plx_pmi1_lookup,
+    .unpublish = plx_pmi1_unpublish,
 };
 
 /* The singleton is this file's too: the same private table, no wire. */

@@ -418,7 +418,41 @@ static plx_status_t plx_pmi2_finalize(void)
     return st;
 }
 
+/* name-publish / name-lookup / name-unpublish (Slurm's srun serves them) */
+static plx_status_t plx_pmi2_name(const char *what, const char *service, const char *port, char *out, size_t len)
+{
+    char expect[40];
+    plx_status_t st = port ? plx_pmi2_send("cmd=name-%s;name=%s;port=%s;", what, service, port)
+                           : plx_pmi2_send("cmd=name-%s;name=%s;", what, service);
+    if (st != PLX_OK)
+        return st;
+    snprintf(expect, sizeof expect, "name-%s-response", what);
+    if (plx_pmi2_reply(expect) != PLX_OK)
+        return strstr(plx_p2.buf, "cmd=") ? PLX_ERR_ARG : PLX_ERR_PM;
+    if (out && plx_pmi2_find(plx_p2.buf, "port", out, len) != 0)
+        return PLX_ERR_ARG;
+    return PLX_OK;
+}
+
+static plx_status_t plx_pmi2_publish(const char *service, const char *port)
+{
+    return plx_pmi2_name("publish", service, port, NULL, 0);
+}
+
+static plx_status_t plx_pmi2_lookup(const char *service, char *port, size_t len)
+{
+    return plx_pmi2_name("lookup", service, NULL, port, len);
+}
+
+static plx_status_t plx_pmi2_unpublish(const char *service)
+{
+    return plx_pmi2_name("unpublish", service, NULL, NULL, 0);
+}
+
 static const struct plx_pm_ops plx_pmi2_ops = {
+    .publish = plx_pmi2_publish,
+    .lookup = plx_pmi2_lookup,
+    .unpublish = plx_pmi2_unpublish,
     .name = "PMI-2",
     .put = plx_pmi2_put,
     .fence = plx_pmi2_fence,
