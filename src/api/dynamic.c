@@ -69,8 +69,8 @@ static int plx_dyn_name_err(const char *fn, plx_status_t st, int cls, const char
 {
     if (st == PLX_ERR_UNSUPPORTED)
         return plx_api_err(NULL, fn, cls,
-                           "publishing names needs Plexus's mpiexec, which holds them (this process runs "
-                           "under %s, which has no name service)",
+                           "publishing names needs Plexus's mpiexec, which holds them (this process has "
+                           "no launcher with a name service: %s)",
                            plx_pm_name());
     if (st == PLX_ERR_ARG)
         return plx_api_err(NULL, fn, cls, "service '%.100s' %s", service, what);

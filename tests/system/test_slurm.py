@@ -29,7 +29,7 @@ import pytest
 
 from conftest import clean_environ
 
-PROGRAMS = ("intercomm", "coll", "nonblocking")
+PROGRAMS = ("intercomm", "coll", "nonblocking", "ordering", "probe")
 
 
 def _free_port():
