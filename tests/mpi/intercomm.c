@@ -571,6 +571,15 @@ static void test_three_way(void)
     MPI_Comm_free(&part);
 }
 
+static int handler_calls, handler_class;
+
+static void count_errors(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    handler_calls++;
+    MPI_Error_class(*code, &handler_class);
+}
+
 static void test_errors(struct ic *t)
 {
     int n, flag;
@@ -601,6 +610,16 @@ static void test_errors(struct ic *t)
     MPI_Group_free(&lg);
     int dims[1] = { 0 }, periods[1] = { 0 };
     PLX_CHECK_ERR(MPI_Cart_create(t->comm, 1, dims, periods, 0, &x), MPI_ERR_COMM);
+    /* a user error handler on an intercommunicator is called with the error */
+    MPI_Errhandler eh;
+    PLX_CHECK_MPI(MPI_Comm_create_errhandler(count_errors, &eh));
+    PLX_CHECK_MPI(MPI_Comm_set_errhandler(t->comm, eh));
+    handler_calls = 0;
+    MPI_Bcast(&a, 1, MPI_INT, -9, t->comm);
+    PLX_CHECK_EQ(handler_calls, 1, "the intercommunicator's error handler ran once");
+    PLX_CHECK_EQ(handler_class, MPI_ERR_ROOT, "class given to the intercommunicator's error handler");
+    MPI_Errhandler_free(&eh);
+    MPI_Comm_set_errhandler(t->comm, MPI_ERRORS_RETURN);
     /* still usable after the errors */
     PLX_CHECK_MPI(MPI_Barrier(t->comm));
 }
