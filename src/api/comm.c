@@ -11,6 +11,9 @@
  *
  * Comm_split costs one allgather of (color, key) plus the id agreement;
  * each process then sorts its own color: O(size log size).
+ *
+ * On an intercommunicator, dup, split and create go to api/intercomm.c;
+ * split_type and create_group take intracommunicators only.
  */
 #include <stdlib.h>
 #include <string.h>

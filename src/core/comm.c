@@ -23,6 +23,13 @@
  * Nobody waits for another allocation to finish, so allocations on
  * different communicators cannot block each other, whatever order each
  * process runs them in; a retry finds the id gone where it was taken.
+ *
+ * Nonblocking agreements (MPI_Comm_idup, api/idup.c) run the same steps
+ * from a schedule (plx_comm_ctx_snapshot / plx_comm_ctx_take) and always
+ * confirm; while one is under way on a process (plx_comm_nb_pending), the
+ * blocking allocations there confirm too, since the schedule may take an id
+ * between their snapshot and their choice. Intercommunicators agree across
+ * their two sides through a bridge (core/intercomm.c).
  */
 #include <stdlib.h>
 #include <string.h>
