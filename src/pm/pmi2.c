@@ -429,7 +429,8 @@ static plx_status_t plx_pmi2_name(const char *what, const char *service, const c
     snprintf(expect, sizeof expect, "name-%s-response", what);
     if (plx_pmi2_reply(expect) != PLX_OK)
         return strstr(plx_p2.buf, "cmd=") ? PLX_ERR_ARG : PLX_ERR_PM;
-    if (out && plx_pmi2_find(plx_p2.buf, "port", out, len) != 0)
+    /* MPICH's protocol text says port=, Slurm answers value= */
+    if (out && plx_pmi2_find(plx_p2.buf, "port", out, len) != 0 && plx_pmi2_find(plx_p2.buf, "value", out, len) != 0)
         return PLX_ERR_ARG;
     return PLX_OK;
 }
@@ -446,7 +447,11 @@ static plx_status_t plx_pmi2_lookup(const char *service, char *port, size_t len)
 
 static plx_status_t plx_pmi2_unpublish(const char *service)
 {
-    return plx_pmi2_name("unpublish", service, NULL, NULL, 0);
+    /* Slurm says yes to unpublishing a name nobody published: ask first
+     * (MPI wants MPI_ERR_SERVICE there) */
+    char port[PLX_PM_MAX_VAL];
+    plx_status_t st = plx_pmi2_lookup(service, port, sizeof port);
+    return st != PLX_OK ? st : plx_pmi2_name("unpublish", service, NULL, NULL, 0);
 }
 
 static const struct plx_pm_ops plx_pmi2_ops = {

@@ -25,7 +25,10 @@ static void test_names(char *port)
     if (wrank == 0) {
         PLX_CHECK_MPI(MPI_Open_port(MPI_INFO_NULL, port));
         PLX_CHECK_MPI(MPI_Publish_name(svc, MPI_INFO_NULL, port));
-        PLX_CHECK_ERR(MPI_Publish_name(svc, MPI_INFO_NULL, port), MPI_ERR_SERVICE);
+        /* a second publish: MPI leaves it to the implementation; our mpiexec
+         * refuses it, Slurm's PMI-2 name service takes it again */
+        if (getenv("PLEXUS_MPIEXEC"))
+            PLX_CHECK_ERR(MPI_Publish_name(svc, MPI_INFO_NULL, port), MPI_ERR_SERVICE);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     PLX_CHECK_MPI(MPI_Lookup_name(svc, MPI_INFO_NULL, got));

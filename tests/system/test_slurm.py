@@ -156,7 +156,7 @@ def cluster(build_dir):
             pytest.skip("this machine cannot run slurmd (node state %r after 40 s)%s" % (state, logs))
         c = Cluster(top, env)
         os.makedirs(c.progs)
-        for p in PROGRAMS:
+        for p in PROGRAMS + ("dynamic",):
             os.symlink(os.path.join(build_dir, "tests", "mpi", "mpitest_" + p), os.path.join(c.progs, p))
         yield c
     finally:
@@ -191,6 +191,19 @@ def test_srun(cluster, mpi_plugins, plugin, n):
                          os.path.join(cluster.progs, prog)])
         assert r.returncode == 0, "srun --mpi=%s -n %d %s:\n%s\n%s" % (plugin, n, prog, r.stdout, r.stderr)
         assert "%s: " % prog in r.stdout and "checks passed (np=%d)" % n in r.stdout, r.stdout + r.stderr
+    assert cluster.leftovers() == []
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_srun_pmi2_name_service_ports_and_join(cluster, mpi_plugins, n):
+    """MPI_Publish_name/Lookup_name through Slurm's PMI-2 name service, then
+    accept/connect and join inside the job."""
+    if "pmi2" not in mpi_plugins:
+        pytest.skip("this Slurm has no --mpi=pmi2 plugin")
+    r = cluster.run(["srun", "-n", str(n), "--mpi=pmi2", "--kill-on-bad-exit=1", "--time=2",
+                     os.path.join(cluster.progs, "dynamic")])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "checks passed (np=%d)" % n in r.stdout, r.stdout + r.stderr
     assert cluster.leftovers() == []
 
 
