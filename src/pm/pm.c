@@ -169,6 +169,15 @@ plx_status_t plx_pm_init(struct plx_pm_info *info_p)
     return PLX_OK;
 }
 
+int plx_pm_have_pmix(void)
+{
+#ifdef PLX_HAVE_PMIX
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 const char *plx_pm_name(void)
 {
     return plx_pm_g.ops ? plx_pm_g.ops->name : "none";

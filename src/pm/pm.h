@@ -39,6 +39,8 @@ plx_status_t plx_pm_init(struct plx_pm_info *info_p);
 
 /* "PMI-1", "PMI-2", "PMIx" or "singleton" once initialized. */
 const char *plx_pm_name(void);
+/* Whether this build has the PMIx client (libpmix was found). */
+int plx_pm_have_pmix(void);
 
 /* Publish key=value in the job's key-value space (visible after a fence).
  * Wire constraints (PMI-1 separates with spaces, PMI-2 with ';'): the key is

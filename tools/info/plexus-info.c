@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "core/config.h"
+#include "pm/pm.h"
 #include "route/route.h"
 #include "transport/tcp/tcp.h"
 
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
                plx_route_enabled("tcp") ? "" : " (but PLEXUS_TRANSPORTS leaves it out)");
     else
         printf("  tcp   NOT usable: %s\n", tcp);
+    printf("\nprocess managers: PMI-1 (mpiexec, mpiexec.hydra), PMI-2 (srun --mpi=pmi2), %s\n",
+           plx_pm_have_pmix() ? "PMIx (srun --mpi=pmix, prterun)" : "no PMIx (built without libpmix-dev)");
     printf("\nsettings (environment variables):\n");
     for (size_t i = 0; i < plx_nsettings; i++) {
         char val[300];
