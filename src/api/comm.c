@@ -12,8 +12,8 @@
  * Comm_split costs one allgather of (color, key) plus the id agreement;
  * each process then sorts its own color: O(size log size).
  *
- * On an intercommunicator, dup, split and create go to api/intercomm.c;
- * split_type and create_group take intracommunicators only.
+ * On an intercommunicator, dup, split, split_type and create go to
+ * api/intercomm.c; create_group takes intracommunicators only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -242,7 +242,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     struct plx_info *in;
     int rc, color;
     plx_api_lock();
-    if ((rc = plx_api_intracomm(comm, &c, fn)))
+    if ((rc = plx_api_comm(comm, &c, fn)))
         goto out;
     if (info != MPI_INFO_NULL && (rc = plx_api_info(c, info, &in, fn, "info")))
         goto out;
@@ -253,14 +253,18 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     if (split_type == MPI_UNDEFINED) {
         color = MPI_UNDEFINED;
     } else if (split_type == MPI_COMM_TYPE_SHARED) {
-        color = plx_node_id_of(c->lpids[c->rank]);
+        color = plx_node_id_of(c->group->lpids[c->rank]);    /* c->lpids: the remote group's on an intercomm */
     } else {
         rc = plx_api_err(c, fn, MPI_ERR_ARG,
                          "argument 'split_type' is %d, must be MPI_COMM_TYPE_SHARED (%d) or MPI_UNDEFINED", split_type,
                          MPI_COMM_TYPE_SHARED);
         goto out;
     }
-    rc = plx_comm_split_impl(c, color, key, newcomm, fn);
+    /* on an intercommunicator: the members of both sides on my node */
+    if (plx_comm_is_inter(c))
+        rc = plx_intercomm_split(c, color, key, newcomm, fn);
+    else
+        rc = plx_comm_split_impl(c, color, key, newcomm, fn);
 out:
     plx_api_unlock();
     return rc;

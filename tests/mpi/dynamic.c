@@ -17,13 +17,19 @@
 #include <unistd.h>
 
 static int wrank, wsize;
+/* Debian's MPICH 4.0 (ch4:ucx) fails MPI_Open_port (MPIDI_UCX_get_local_upids:
+ * not implemented there), so port, accept/connect and join checks run elsewhere */
+static int ports;
 
 static void test_names(char *port)
 {
     char svc[64], got[MPI_MAX_PORT_NAME];
     snprintf(svc, sizeof svc, "plexus-dyn-test-%d", wsize);
     if (wrank == 0) {
-        PLX_CHECK_MPI(MPI_Open_port(MPI_INFO_NULL, port));
+        if (ports)
+            PLX_CHECK_MPI(MPI_Open_port(MPI_INFO_NULL, port));
+        else
+            snprintf(port, MPI_MAX_PORT_NAME, "a-port-name");
         PLX_CHECK_MPI(MPI_Publish_name(svc, MPI_INFO_NULL, port));
         /* a second publish: MPI leaves it to the implementation; our mpiexec
          * refuses it, Slurm's PMI-2 name service takes it again */
@@ -123,7 +129,7 @@ static void test_errors(void)
     PLX_CHECK(parent == MPI_COMM_NULL, "a process that was not spawned has no parent");
     MPI_Info_create(&info);
     MPI_Info_set(info, "timeout", "1");
-    if (wrank == 0) {
+    if (wrank == 0 && ports) {
         double t0 = MPI_Wtime();
         PLX_CHECK_MPI(MPI_Open_port(MPI_INFO_NULL, port));
         PLX_CHECK_ERR(MPI_Comm_accept(port, info, 0, MPI_COMM_SELF, &x), MPI_ERR_PORT);
@@ -133,7 +139,8 @@ static void test_errors(void)
         PLX_CHECK_ERR(MPI_Comm_connect(port, info, 0, MPI_COMM_SELF, &x), MPI_ERR_PORT);
         PLX_CHECK_ERR(MPI_Close_port(port), MPI_ERR_PORT);
     }
-    PLX_CHECK_ERR(MPI_Comm_connect("no such port", info, 0, MPI_COMM_SELF, &x), MPI_ERR_PORT);
+    if (ports)
+        PLX_CHECK_ERR(MPI_Comm_connect("no such port", info, 0, MPI_COMM_SELF, &x), MPI_ERR_PORT);
     MPI_Info_free(&info);
 }
 
@@ -145,13 +152,14 @@ int main(int argc, char **argv)
     wsize = plx_test_state()->size;
     /* errors of calls without a communicator go to MPI_COMM_WORLD's handler */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    ports = !plx_lib_is("MPICH Version:");
     test_names(port);
-    if (wsize >= 2) {
+    if (wsize >= 2 && ports) {
         test_accept_connect(port);
         test_join();
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    if (wrank == 0)
+    if (wrank == 0 && ports)
         MPI_Close_port(port);
     test_errors();
     return plx_test_finish();
