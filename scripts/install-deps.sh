@@ -5,6 +5,7 @@
 #   tests:  python3 + pytest (launcher/system tests), iproute2 (test hosts in
 #           network namespaces), mpich (mpiexec.hydra: our binaries must run
 #           under MPICH's launcher too)
+#   launchers: libpmix-dev, slurm-wlm, munge (PMIx client; Slurm system test)
 #   bench:  openmpi + mpich (side-by-side comparison), matplotlib (plots)
 #   fortran: gfortran (the Fortran bindings are built when it is found)
 set -euo pipefail
@@ -16,6 +17,9 @@ pkgs+=(nftables)
 # and the sanitizer runtimes
 pkgs+=(clang libclang-rt-14-dev)
 pkgs+=(gfortran)
+# launchers (issue 16): the PMIx client library (built in when found), and a
+# one-node Slurm with munge for tests/system/test_slurm.py (srun --mpi=pmi2/pmix, sbatch)
+pkgs+=(libpmix-dev slurm-wlm munge)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

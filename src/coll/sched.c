@@ -35,6 +35,7 @@ struct plx_sched *plx_sched_new(struct plx_comm *c)
     struct plx_sched *s = plx_calloc(1, sizeof *s);
     plx_list_init(&s->link);
     s->comm = c;
+    s->owner = c;
     plx_comm_addref(c);
     return s;
 }
@@ -64,6 +65,7 @@ static struct plx_sched_ent *plx_sched_add(struct plx_sched *s, int kind)
     struct plx_sched_ent *e = &s->ents[s->n++];
     memset(e, 0, sizeof *e);
     e->kind = (uint8_t)kind;
+    e->comm = s->comm;
     return e;
 }
 
@@ -195,12 +197,12 @@ static int plx_sched_user_error(const struct plx_sched *s)
     char why[MPI_MAX_ERROR_STRING];
     plx_err_string(s->err, why, sizeof why);
     return plx_err_make(plx_err_class(s->err), "%s(rank %d) on %s failed: %s", s->fn, plx_procs.my_lpid,
-                        s->comm->name[0] ? s->comm->name : "a communicator", why);
+                        s->owner->name[0] ? s->owner->name : "a communicator", why);
 }
 
 static void plx_sched_post(struct plx_sched *s, struct plx_sched_ent *e)
 {
-    struct plx_comm *c = s->comm;
+    struct plx_comm *c = e->comm;
     struct plx_request *r = plx_request_new(e->kind == PLX_S_SEND ? PLX_REQ_SEND : PLX_REQ_RECV, c);
     r->rank = e->peer;
     r->tag = s->tag - e->sub;
@@ -331,7 +333,7 @@ void plx_sched_free(struct plx_sched *s)
     free(s->bufs);
     free(s->dts);
     plx_op_release(s->op);
-    plx_comm_release(s->comm);
+    plx_comm_release(s->owner);
     free(s);
 }
 
@@ -346,7 +348,7 @@ static int plx_sched_done(void *arg)
 int plx_sched_run(struct plx_sched *s)
 {
     if (!s->tag_fixed)
-        s->tag = plx_sched_tag(s->comm, 0);
+        s->tag = plx_sched_tag(s->owner, 0);
     plx_sched_advance(s);
     if (!s->done)
         plx_progress_wait(plx_sched_done, s);
@@ -372,11 +374,11 @@ struct plx_request *plx_sched_start(struct plx_sched *s)
         plx_sched_g.init = 1;
     }
     if (!s->tag_fixed)
-        s->tag = plx_sched_tag(s->comm, 1);
-    struct plx_request *r = plx_request_new(PLX_REQ_COLL, s->comm);
+        s->tag = plx_sched_tag(s->owner, 1);
+    struct plx_request *r = plx_request_new(PLX_REQ_COLL, s->owner);
     r->rank = MPI_PROC_NULL;
     r->tag = s->tag;
-    r->ctx = s->comm->context_id + 1;
+    r->ctx = s->owner->context_id + 1;
     r->st_source = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
     r->cc = 1;

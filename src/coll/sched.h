@@ -35,6 +35,8 @@
 #include "core/op.h"
 #include "core/request.h"
 
+struct plx_sched;
+
 enum plx_sched_kind {
     PLX_S_SEND = 1,
     PLX_S_RECV,
@@ -55,12 +57,14 @@ struct plx_sched_ent {
     MPI_Aint count, scount;
     struct plx_datatype *dt, *sdt;
     struct plx_request *req;
+    struct plx_comm *comm;      /* a send/receive goes to peer of this (s->comm when added) */
     void (*fn)(struct plx_sched *s, void *arg);     /* PLX_S_CALL */
 };
 
 struct plx_sched {
     struct plx_list link;       /* on the active list while running (nonblocking) */
-    struct plx_comm *comm;
+    struct plx_comm *comm;      /* what builders address; see plx_sched_use */
+    struct plx_comm *owner;     /* the collective's communicator (referenced) */
     int tag;
     int tag_fixed;              /* plx_sched_new_tag: run and start keep tag */
     struct plx_op *op;
@@ -102,10 +106,21 @@ void plx_sched_copy(struct plx_sched *s, const void *src, MPI_Aint scount, struc
                     MPI_Aint dcount, struct plx_datatype *ddt);
 /* Ends the current round. */
 void plx_sched_fence(struct plx_sched *s);
-/* A local step that runs fn(s, arg) when its round starts. fn may append
- * more entries to s (a schedule whose later rounds depend on data received
- * in earlier ones: MPI-IO's two-phase rounds); it runs once. */
+/* A local step: fn(s, arg) runs when its round starts; it may append
+ * entries (rounds) to s. */
 void plx_sched_call(struct plx_sched *s, void (*fn)(struct plx_sched *s, void *arg), void *arg);
+
+/* Builders address s->comm (its rank, size and members). An
+ * intercommunicator's schedule points s->comm at its local_comm while it
+ * adds the local parts, and back; entries keep the communicator they were
+ * added for. Returns the previous one. c must live as long as s (the
+ * owner's local_comm does). */
+static inline struct plx_comm *plx_sched_use(struct plx_sched *s, struct plx_comm *c)
+{
+    struct plx_comm *old = s->comm;
+    s->comm = c;
+    return old;
+}
 
 /* Temporary memory owned by the schedule. */
 void *plx_sched_alloc(struct plx_sched *s, size_t n);
