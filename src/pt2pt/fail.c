@@ -181,6 +181,7 @@ void plx_pt2pt_peer_failed(int lpid, const char *why)
     if (p->failed)
         return;
     p->failed = plx_strdup(why);
+    p->fast_send = NULL;        /* what still goes out goes through the router, which drops it */
     p->fail_seq = ++plx_p2p.nfailed;
     p->credits = 0;             /* plx_pt2pt_send_inline declines: sends take the path that fails them */
     plx_warn("rank %d: %s; operations with rank %d fail with MPIX_ERR_PROC_FAILED", plx_procs.my_lpid, why,

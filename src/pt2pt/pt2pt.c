@@ -79,6 +79,10 @@ __attribute__((noinline)) struct plx_peer *plx_peer_create(int lpid)
     plx_list_init(&p->early);
     p->rp = plx_route_peer(lpid);
     p->credit_limit = plx_p2p.credit_limit;
+    if (p->rp->fast) {
+        p->fast = p->rp->fast;
+        p->fast_send = p->fast->ops->send;
+    }
     if (p->rp->nchan) {
         const struct plx_tp_caps *caps = plx_route_caps(p->rp);
         p->max_payload = caps->max_packet - sizeof(struct plx_hdr);
@@ -121,7 +125,9 @@ static inline int plx_cls(int ctx)
 static inline plx_status_t plx_peer_send(struct plx_peer *p, int ctx, size_t size, const struct plx_hdr *h,
                                          const struct iovec *iov, int iovcnt)
 {
-    return plx_route_send(p->rp, plx_cls(ctx), size, h, iov, iovcnt);
+    if (plx_likely(p->fast_send != NULL))
+        return p->fast_send(p->fast, p->lpid, h, iov, iovcnt);
+    return plx_route_send_slow(p->rp, plx_cls(ctx), size, h, iov, iovcnt);
 }
 
 /* --- emitting ------------------------------------------------------------ */
@@ -441,7 +447,7 @@ plx_status_t plx_pt2pt_send_inline(struct plx_comm *c, int ctx, const void *data
     struct plx_hdr h = { .type = PLX_PKT_EAGER, .ctx = (uint16_t)ctx, .src = c->rank, .tag = tag,
                          .seq = p->send_seq, .len = bytes };
     struct iovec iov = { (void *)data, bytes };
-    if (plx_route_send(p->rp, plx_cls(ctx), bytes, &h, &iov, bytes ? 1 : 0) != PLX_OK)
+    if (plx_peer_send(p, ctx, bytes, &h, &iov, bytes ? 1 : 0) != PLX_OK)
         return PLX_BUSY;
     p->credits -= cost;
     plx_peer_sent(p, bytes);

@@ -34,6 +34,11 @@ struct plx_early {
 
 struct plx_peer {
     int lpid;
+    /* the router's fast peer (one channel, no acknowledgements): its
+     * transport's send, called straight (NULL: through the router) */
+    plx_status_t (*fast_send)(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *hdr,
+                              const struct iovec *iov, int iovcnt);
+    struct plx_tp_iface *fast;
     struct plx_route_peer *rp; /* its channels (NULL fields when nothing reaches it) */
     size_t eager_max;
     size_t max_payload;         /* of one packet on its control channel */

@@ -576,7 +576,23 @@ static void plx_route_count_in(struct plx_route_peer *rp, struct plx_tp_iface *i
         ch->st_recv_bytes += h->len;
 }
 
+static void plx_route_recv_slow(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload);
+
+/* A fast peer's packets (one channel, no acknowledgements) go straight to
+ * pt2pt, whose counters are then the channel's: one indirect call more than
+ * a transport calling pt2pt itself, nothing else (TCP, 1-byte streaming). */
 static void plx_route_recv(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
+{
+    struct plx_route_peer *rp = plx_route.peers[lpid];
+    if (plx_likely(rp && rp->fast && !h->lseq && h->type < PLX_PKT_ACK)) {
+        plx_route.direct.recv[h->type](ifc, lpid, h, payload);
+        return;
+    }
+    plx_route_recv_slow(ifc, lpid, h, payload);
+}
+
+static __attribute__((noinline)) void plx_route_recv_slow(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h,
+                                                          const void *payload)
 {
     struct plx_route_peer *rp = plx_route_peer(lpid);
     if (plx_unlikely(rp->lost))
