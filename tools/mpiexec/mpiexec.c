@@ -54,13 +54,6 @@ struct plx_mpiexec plx_mpiexec = { .sigfd = -1, .in_pipe = -1, .listen_fd = -1,
 
 /* ---- small helpers -------------------------------------------------------- */
 
-double plx_mpiexec_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void plx_mpiexec_msg(const char *fmt, ...)
 {
     char buf[1024];
@@ -469,7 +462,7 @@ void plx_mpiexec_end_job(double grace)
 {
     plx_mpiexec.phase = PLX_MPIEXEC_ENDING;
     plx_mpiexec_kill_all(SIGTERM);
-    plx_mpiexec.kill_at = plx_mpiexec_now() + grace;
+    plx_mpiexec.kill_at = plx_util_now() + grace;
 }
 
 /* A rank failed: name it and the cause, then end the job. */
@@ -598,11 +591,11 @@ void plx_mpiexec_rank_exited(int rank, int signaled, int status)
 
     /* What the rank wrote before it ended comes before our verdict. */
     if (rk->out.fd >= 0)
-        plx_iofwd_pump(&rk->out, plx_mpiexec_now());
+        plx_iofwd_pump(&rk->out, plx_util_now());
     if (rk->err.fd >= 0)
-        plx_iofwd_pump(&rk->err, plx_mpiexec_now());
+        plx_iofwd_pump(&rk->err, plx_util_now());
     /* An abort or finalize may still sit in the socket: run it first. */
-    plx_mpiexec_pmi_readable(rank, plx_mpiexec_now());
+    plx_mpiexec_pmi_readable(rank, plx_util_now());
     plx_mpiexec_pmi_close(rank);
     if (rank == 0 && plx_mpiexec.in_pipe >= 0) {
         close(plx_mpiexec.in_pipe);
@@ -711,7 +704,7 @@ static void plx_mpiexec_signal(int sig)
         plx_mpiexec_msg("got %s: forwarding it to the ranks", plx_mpiexec_signame(sig));
         m->phase = PLX_MPIEXEC_ENDING;
         plx_mpiexec_kill_all(sig);
-        m->kill_at = plx_mpiexec_now() + PLX_MPIEXEC_SIGNAL_GRACE;
+        m->kill_at = plx_util_now() + PLX_MPIEXEC_SIGNAL_GRACE;
     } else {
         plx_mpiexec_msg("got %s again: killing the ranks", plx_mpiexec_signame(sig));
         plx_mpiexec_kill_all(SIGKILL);
@@ -728,7 +721,7 @@ static void plx_mpiexec_signals_read(void)
     /* SIGCHLDs coalesce: a look costs little, a missed exit costs a hang. */
     plx_mpiexec_check_children();
     if (plx_mpiexec.multi)
-        plx_mpiexec_remote_check_children(plx_mpiexec_now());
+        plx_mpiexec_remote_check_children(plx_util_now());
 }
 
 /* ---- stdin forwarding ---------------------------------------------------------------- */
@@ -831,19 +824,17 @@ static void plx_mpiexec_fix_stdio(void)
 static void plx_mpiexec_raise_nofile(void)
 {
     struct plx_mpiexec *m = &plx_mpiexec;
-    struct rlimit rl;
-    rlim_t need = (rlim_t)m->size * 4 + 64;
+    rlim_t need = (rlim_t)m->size * 4 + 64, now;
 
-    if (getrlimit(RLIMIT_NOFILE, &m->orig_nofile) != 0 || m->orig_nofile.rlim_cur >= need)
+    int r = plx_util_raise_nofile(need, &m->orig_nofile, &now);
+    if (r < 0)
         return;
-    rl = m->orig_nofile;
-    rl.rlim_cur = need < rl.rlim_max ? need : rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+    if (r == 1)
         m->nofile_raised = 1;
-    if (rl.rlim_cur < need)
+    if (now < need)
         plx_mpiexec_msg("warning: %d ranks need about %lu file descriptors, the hard limit is "
                         "%lu (raise it with ulimit -Hn)", m->size, (unsigned long)need,
-                        (unsigned long)rl.rlim_max);
+                        (unsigned long)m->orig_nofile.rlim_max);
 }
 
 static void plx_mpiexec_make_kvsname(void)
@@ -851,7 +842,7 @@ static void plx_mpiexec_make_kvsname(void)
     uint32_t r;
 
     if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
-        r = (uint32_t)plx_mpiexec_now() ^ ((uint32_t)getpid() << 12);
+        r = (uint32_t)plx_util_now() ^ ((uint32_t)getpid() << 12);
     snprintf(plx_mpiexec.kvsname, sizeof(plx_mpiexec.kvsname), "plexus-%ld-%08x",
              (long)getpid(), r);
 }
@@ -941,7 +932,7 @@ static void plx_mpiexec_launch(void)
 
     if (m->multi) {
         if (m->timeout > 0)
-            m->timeout_at = plx_mpiexec_now() + m->timeout;
+            m->timeout_at = plx_util_now() + m->timeout;
         plx_mpiexec_remote_launch();
         return;
     }
@@ -980,7 +971,7 @@ static void plx_mpiexec_launch(void)
         plx_iofwd_init(&rk->err, rk->proc.err_fd, 2, r, m->tag);
     }
     if (m->timeout > 0)
-        m->timeout_at = plx_mpiexec_now() + m->timeout;
+        m->timeout_at = plx_util_now() + m->timeout;
 }
 
 /* ---- the event loop ------------------------------------------------------------------ */
@@ -1124,7 +1115,7 @@ static void plx_mpiexec_loop(void)
     int *tags = plx_mpiexec_xalloc(max * sizeof(int));
 
     for (;;) {
-        double now = plx_mpiexec_now();
+        double now = plx_util_now();
         double next = plx_mpiexec_deadlines(now);
         size_t n = 0;
 
@@ -1166,7 +1157,7 @@ static void plx_mpiexec_loop(void)
             plx_mpiexec_kill_all(SIGKILL);
             exit(1);
         }
-        now = plx_mpiexec_now();
+        now = plx_util_now();
         /* Signals first: a rank's exit must be known before its EOFs. */
         if (pfd[0].revents != 0)
             plx_mpiexec_signals_read();
