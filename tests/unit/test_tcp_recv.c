@@ -37,14 +37,25 @@ static struct plx_tcp_conn *conn;
 static struct plx_tcp_peer *rail_peers[2];
 static struct plx_tcp_card card = { .port = 1, .host = "otherhost" };
 
-static void on_recv(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
+/* A new record of what reached the upcalls (NULL when full); checks that
+ * it came for the channel set up. */
+static struct rec *record(struct plx_tp_iface *ifc, int lpid, int kind, const struct plx_hdr *h)
 {
     bad_ifc |= ifc != &plx_tcp.rails[0].ifc || lpid != 1;
     if (nrecs == MAXREC)
-        return;
+        return NULL;
     struct rec *r = &recs[nrecs++];
-    r->kind = 'r';
+    r->kind = kind;
     r->h = *h;
+    r->plen = 0;
+    return r;
+}
+
+static void on_recv(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
+{
+    struct rec *r = record(ifc, lpid, 'r', h);
+    if (!r)
+        return;
     r->plen = h->len;
     if (h->len && h->len <= sizeof r->payload)
         memcpy(r->payload, payload, h->len);
@@ -61,13 +72,7 @@ static void *on_place(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *
 
 static void on_placed(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h)
 {
-    bad_ifc |= ifc != &plx_tcp.rails[0].ifc || lpid != 1;
-    if (nrecs == MAXREC)
-        return;
-    struct rec *r = &recs[nrecs++];
-    r->kind = 'p';
-    r->h = *h;
-    r->plen = 0;
+    record(ifc, lpid, 'p', h);
 }
 
 static struct plx_tp_upcalls up = { .place = on_place, .placed = on_placed };

@@ -90,8 +90,7 @@ static void plx_tcp_hot_detach(struct plx_tcp_conn *c)
 
 /* --- self --------------------------------------------------------------------------- */
 
-void plx_tcp_self_send(const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt,
-                              struct plx_tp_comp *comp)
+void plx_tcp_self_send(const struct plx_hdr *hdr, const struct iovec *iov, int iovcnt, struct plx_tp_comp *comp)
 {
     int ncopy = comp ? iovcnt - 1 : iovcnt;
     size_t plen = 0;

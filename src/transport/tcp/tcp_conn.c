@@ -380,8 +380,17 @@ static int plx_tcp_near(const struct plx_iface_ip *a)
  * loopback rails). Elsewhere, a rail bound to an interface tries the peer's
  * addresses in that interface's subnet; if no rail shares a subnet with the
  * peer (a routed network), rail 0 tries them all, nearest first. */
-int plx_tcp_rail_cands(const struct plx_tcp_rail *r, int lpid, const struct plx_tcp_card *c,
-                              struct plx_iface_ip *out)
+/* Appends c's addresses to out[n..], those near us first; returns the new n. */
+static int plx_tcp_cands_nearest_first(const struct plx_tcp_card *c, struct plx_iface_ip *out, int n)
+{
+    for (int near = 1; near >= 0; near--)
+        for (int i = 0; i < c->naddr; i++)
+            if (plx_tcp_near(&c->addr[i]) == near)
+                out[n++] = c->addr[i];
+    return n;
+}
+
+int plx_tcp_rail_cands(const struct plx_tcp_rail *r, int lpid, const struct plx_tcp_card *c, struct plx_iface_ip *out)
 {
     int n = 0;
     if (plx_procs.p[lpid].node_id == plx_procs.my_node) {
@@ -391,11 +400,7 @@ int plx_tcp_rail_cands(const struct plx_tcp_rail *r, int lpid, const struct plx_
             out[n++] = c->lo[i];
         if (r->index > 0 && n)
             return n;
-        for (int near = 1; near >= 0; near--)
-            for (int i = 0; i < c->naddr; i++)
-                if (plx_tcp_near(&c->addr[i]) == near)
-                    out[n++] = c->addr[i];
-        return n;
+        return plx_tcp_cands_nearest_first(c, out, n);
     }
     int shared = 0;
     for (int k = 0; k < plx_tcp.nrails; k++) {
@@ -410,11 +415,7 @@ int plx_tcp_rail_cands(const struct plx_tcp_rail *r, int lpid, const struct plx_
     }
     if (shared || r->index != 0)
         return n;
-    for (int near = 1; near >= 0; near--)
-        for (int i = 0; i < c->naddr; i++)
-            if (plx_tcp_near(&c->addr[i]) == near)
-                out[n++] = c->addr[i];
-    return n;
+    return plx_tcp_cands_nearest_first(c, out, n);
 }
 
 void plx_tcp_connect_start(struct plx_tcp_peer *p)

@@ -157,7 +157,7 @@ void plx_tcp_rx_feed(struct plx_tcp_conn *c, const char *buf, size_t n)
             plx_tcp_rx_start(c);
             break;
         }
-        case PLX_TCP_RX_PAYLOAD: {
+        case PLX_TCP_RX_PAYLOAD:
             if (c->rgot == 0 && n >= c->rlen) {
                 struct plx_hdr h = c->rh;
                 size_t len = c->rlen;
@@ -167,15 +167,10 @@ void plx_tcp_rx_feed(struct plx_tcp_conn *c, const char *buf, size_t n)
                 n -= len;
                 break;
             }
+            /* the piece is copied into its own buffer as DIRECT's into the user's */
             if (!c->rbuf)
                 c->rbuf = plx_malloc(c->rlen);
-            size_t m = PLX_MIN(c->rlen - c->rgot, n);
-            memcpy(c->rbuf + c->rgot, buf, m);
-            buf += m;
-            n -= m;
-            plx_tcp_rx_placed(c, m);
-            break;
-        }
+            /* fall through */
         case PLX_TCP_RX_DIRECT: {
             size_t m = PLX_MIN(c->rlen - c->rgot, n);
             memcpy(c->rbuf + c->rgot, buf, m);

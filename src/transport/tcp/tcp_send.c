@@ -57,8 +57,7 @@ void plx_tcp_sbuf_free(struct plx_tcp_sbuf *b)
 
 /* Copies v[], skipping its first `skip` bytes, into a new queue entry; a
  * zero-copy packet keeps its last entry by reference. */
-void plx_tcp_enqueue(struct plx_tcp_peer *p, const struct iovec *v, int n, size_t skip,
-                            struct plx_tp_comp *comp)
+void plx_tcp_enqueue(struct plx_tcp_peer *p, const struct iovec *v, int n, size_t skip, struct plx_tp_comp *comp)
 {
     int ncopy = comp ? n - 1 : n;
     size_t copied = 0;
@@ -262,8 +261,8 @@ static plx_status_t plx_tcp_send_common(struct plx_tcp_rail *r, int lpid, const 
     return plx_tcp_send_queued(r, lpid, v, n, total, comp);
 }
 
-plx_status_t plx_tcp_send(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *hdr,
-                                 const struct iovec *iov, int iovcnt)
+plx_status_t plx_tcp_send(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *hdr, const struct iovec *iov,
+                          int iovcnt)
 {
     if (plx_unlikely(lpid == plx_procs.my_lpid)) {
         plx_tcp_self_send(hdr, iov, iovcnt, NULL);
@@ -273,7 +272,7 @@ plx_status_t plx_tcp_send(struct plx_tp_iface *ifc, int lpid, const struct plx_h
 }
 
 plx_status_t plx_tcp_send_zcopy(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *hdr,
-                                       const struct iovec *iov, int iovcnt, struct plx_tp_comp *comp)
+                                const struct iovec *iov, int iovcnt, struct plx_tp_comp *comp)
 {
     if (plx_unlikely(lpid == plx_procs.my_lpid)) {
         plx_tcp_self_send(hdr, iov, iovcnt, comp);
