@@ -11,6 +11,9 @@ pkgs=(gcc make cmake pkg-config python3 python3-pytest iproute2 procps mpich lib
 # system tests of multirail TCP (tests/system/test_multirail.py): nft drops a
 # rail's packets silently (a blackhole; tc comes with iproute2)
 pkgs+=(nftables)
+# fuzz targets and the ThreadSanitizer build (issue 19): clang, with libFuzzer
+# and the sanitizer runtimes
+pkgs+=(clang libclang-rt-14-dev)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

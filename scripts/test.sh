@@ -3,7 +3,10 @@
 #   1. release build: unit tests, MPI programs at 1/2/4/8 ranks, launcher and
 #      system tests (pytest), benchmark-runner parsing tests;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build: unit tests and a
-#      subset of the MPI programs.
+#      subset of the MPI programs;
+#   3. (clang) the libFuzzer targets of tests/fuzz, each for a minute from its
+#      recorded seeds, and their kept crashing inputs; a ThreadSanitizer build
+#      running the MPI_THREAD_MULTIPLE programs (suppressions: tests/tsan.supp).
 # Ends with one line "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +55,29 @@ if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPLEXUS_SANITIZE=ON >/dev/
 else
     tail -50 build-asan.log
     echo "sanitizer build failed"
+    fail=$((fail + 1))
+fi
+
+# Issue 19: fuzzing and ThreadSanitizer, both built with clang (~4 min on 2 cores)
+rm -rf build-fuzz build-tsan
+if cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DPLEXUS_FUZZ=ON -DPLEXUS_BUILD_TESTS=OFF >/dev/null &&
+   cmake --build build-fuzz --target fuzz_targets -j"$jobs" >build-fuzz.log 2>&1; then
+    run_ctest build-fuzz -j"$jobs" -L fuzz
+else
+    tail -50 build-fuzz.log
+    echo "fuzz build failed"
+    fail=$((fail + 1))
+fi
+tsan_progs="thread_multiple tcp_thread_sleep status_error_threads"
+if cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPLEXUS_TSAN=ON >/dev/null &&
+   cmake --build build-tsan -j"$jobs" --target mpi mpiexec plexus-proxy \
+       $(for p in $tsan_progs; do printf 'mpitest_%s ' "$p"; done) >build-tsan.log 2>&1; then
+    export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp"
+    run_ctest build-tsan -j"$jobs" -R "^mpi\.($(echo $tsan_progs | tr ' ' '|'))\.np"
+    unset TSAN_OPTIONS
+else
+    tail -50 build-tsan.log
+    echo "ThreadSanitizer build failed"
     fail=$((fail + 1))
 fi
 

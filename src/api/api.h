@@ -22,19 +22,8 @@
 #include "core/lock.h"
 #include "core/objects.h"
 #include "core/plexus.h"
+#include "core/runtime.h"
 
-struct plx_runtime {
-    int initialized;
-    int finalized;
-    int thread_level;
-    pthread_t main_thread;
-    int world_rank;
-    int world_size;
-    int appnum;
-    int universe_size;
-    char hostname[MPI_MAX_PROCESSOR_NAME];
-};
-extern struct plx_runtime plx_rt;
 
 static inline void plx_api_lock(void)
 {
@@ -51,6 +40,10 @@ int plx_api_err(struct plx_comm *comm, const char *fn, int errclass, const char 
     __attribute__((format(printf, 4, 5), cold));
 /* Invoke comm's handler on an existing code; returns code. */
 int plx_api_err_code(struct plx_comm *comm, int code);
+
+/* MPI_Comm_split's work for calls built on it (topologies): errors are
+ * raised on c naming fn, the call the user made. Caller holds the lock. */
+int plx_api_comm_split(struct plx_comm *c, int color, int key, MPI_Comm *newcomm, const char *fn);
 
 /* Ends the job when MPI is not initialized or already finalized. */
 void plx_api_check_init(const char *fn);

@@ -7,7 +7,6 @@
 #include "core/log.h"
 #include "pm/pm.h"
 
-struct plx_runtime plx_rt = { .world_rank = -1 };
 
 static int plx_api_err_invoke(struct plx_comm *comm, int code)
 {

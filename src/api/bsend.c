@@ -1,10 +1,16 @@
 /*
  * Buffered sends: MPI_Buffer_attach/detach and the copy into the attached
  * buffer. Blocks are carved first-fit from the buffer, each charged
- * MPI_BSEND_OVERHEAD bytes as the standard's sizing formula assumes; a block
- * is returned when its inner send completes. Detach waits for all of them.
+ * MPI_BSEND_OVERHEAD bytes as the standard's sizing formula assumes: a block is
+ * the packed data plus MPI_BSEND_OVERHEAD, and everything else a block needs
+ * (the alignment padding before the data, at most 15 bytes) fits inside that
+ * overhead; the bookkeeping lives outside the buffer. So a buffer of the sum
+ * of MPI_Pack_size + MPI_BSEND_OVERHEAD over the pending messages is always
+ * enough. A block is returned when its inner send completes. Detach waits for
+ * all of them.
  */
 #include <mpi.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "api/pt2pt_api.h"
@@ -18,6 +24,9 @@ struct plx_bblock {
     struct plx_bblock *next;    /* in address order */
     size_t off, len;            /* within the attached buffer, len including overhead */
 };
+
+#define PLX_BSEND_ALIGN 16      /* where a block's data starts; the padding is part of the overhead */
+_Static_assert(PLX_BSEND_ALIGN - 1 <= MPI_BSEND_OVERHEAD, "alignment padding must fit in MPI_BSEND_OVERHEAD");
 
 static struct {
     char *buf;
@@ -63,7 +72,7 @@ void bsend_release_block(void *block)
 int plx_bsend_start(struct plx_request *r, const char *fn)
 {
     size_t bytes = (size_t)r->count * (size_t)r->dt->size;
-    size_t need = PLX_ALIGN_UP(bytes, 16) + MPI_BSEND_OVERHEAD;
+    size_t need = bytes + MPI_BSEND_OVERHEAD;
     struct plx_bblock *b = plx_bsend.buf ? plx_bsend_alloc(need) : NULL;
     if (!b && plx_bsend.nused) {
         /* let earlier buffered sends drain, then try once more */
@@ -83,7 +92,8 @@ int plx_bsend_start(struct plx_request *r, const char *fn)
     struct plx_request *inner = plx_api_p2p_request(PLX_REQ_SEND, r->comm, NULL, (MPI_Aint)bytes,
                                                     plx_dt_lookup(MPI_BYTE), r->rank, r->tag, PLX_MODE_STD);
     inner->internal = 1;
-    inner->data = plx_bsend.buf + b->off;
+    char *start = plx_bsend.buf + b->off;
+    inner->data = start + ((PLX_BSEND_ALIGN - (uintptr_t)start % PLX_BSEND_ALIGN) % PLX_BSEND_ALIGN);
     plx_dt_pack(r->buf, r->count, r->dt, inner->data);
     inner->bsend_block = b;
     inner->ctx = r->ctx;

@@ -151,7 +151,7 @@ static int plx_split_cmp(const void *a, const void *b)
 }
 
 /* Collective over c: members of my color ordered by (key, parent rank). */
-static int plx_comm_split_impl(struct plx_comm *c, int color, int key, MPI_Comm *newcomm, const char *fn)
+int plx_api_comm_split(struct plx_comm *c, int color, int key, MPI_Comm *newcomm, const char *fn)
 {
     int rc = MPI_SUCCESS, ctx;
     int mine[2] = { color, key };
@@ -216,7 +216,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
         rc = plx_api_null_arg(c, fn, "newcomm");
         goto out;
     }
-    rc = plx_comm_split_impl(c, color, key, newcomm, fn);
+    rc = plx_api_comm_split(c, color, key, newcomm, fn);
 out:
     plx_api_unlock();
     return rc;
@@ -248,7 +248,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
                          MPI_COMM_TYPE_SHARED);
         goto out;
     }
-    rc = plx_comm_split_impl(c, color, key, newcomm, fn);
+    rc = plx_api_comm_split(c, color, key, newcomm, fn);
 out:
     plx_api_unlock();
     return rc;

@@ -724,7 +724,8 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
                            (long)bytes, (long)*position, (long)insize);
     if (bytes && (!inbuf || !outbuf))
         return plx_api_null_arg(NULL, fn, !inbuf ? "inbuf" : "outbuf");
-    plx_dt_unpack_external32((const char *)inbuf + *position, outbuf, outcount, dt);
+    if (plx_dt_unpack_external32((const char *)inbuf + *position, outbuf, outcount, dt) != 0)
+        return plx_api_err(NULL, fn, MPI_ERR_TYPE, "the datatype has no external32 representation");
     *position += bytes;
     return MPI_SUCCESS;
 }

@@ -88,6 +88,8 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
     if (!plx_op_valid_for(o, dt))
         return plx_api_err(NULL, fn, MPI_ERR_OP, "operation 0x%x is not defined for datatype %s", (unsigned)op,
                            dt->name[0] ? dt->name : "(derived)");
-    plx_op_reduce(o, inbuf, inoutbuf, count, dt);
+    if (plx_op_reduce(o, inbuf, inoutbuf, count, dt) != 0)
+        return plx_api_err(NULL, fn, MPI_ERR_OP, "operation 0x%x cannot combine datatype %s", (unsigned)op,
+                           dt->name[0] ? dt->name : "(derived)");
     return MPI_SUCCESS;
 }

@@ -362,7 +362,6 @@ static void plx_api_status_proc_null(MPI_Status *st)
         return;
     st->MPI_SOURCE = MPI_PROC_NULL;
     st->MPI_TAG = MPI_ANY_TAG;
-    st->MPI_ERROR = MPI_SUCCESS;
     st->count_lo = 0;
     st->count_hi_and_cancelled = 0;
 }
@@ -488,10 +487,7 @@ static int plx_api_improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Me
         *flag = m != NULL;
     if (m) {
         *message = m->obj.handle;
-        if (status != MPI_STATUS_IGNORE) {
-            plx_request_status(m, status);
-            status->MPI_ERROR = MPI_SUCCESS;
-        }
+        plx_request_status(m, status);
     } else {
         *message = MPI_MESSAGE_NULL;
     }

@@ -204,16 +204,17 @@ static int plx_api_anysome(int n, MPI_Request reqs[], int *index, int *outcount,
             rc = plx_api_finish_slot(rs[a.done], &reqs[a.done], statuses, 1);
         goto out;
     }
+    /* MPI_ERROR is written only when the call returns MPI_ERR_IN_STATUS */
     int k = 0, errs = 0;
+    for (int i = 0; i < n; i++)
+        errs += rs[i] && rs[i]->cc == 0 && rs[i]->st_error != MPI_SUCCESS;
     for (int i = 0; i < n; i++) {
         if (!rs[i] || rs[i]->cc)
             continue;
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k];
         int e = plx_api_finish_slot(rs[i], &reqs[i], st, 0);
-        if (st != MPI_STATUS_IGNORE)
+        if (errs && st != MPI_STATUS_IGNORE)
             st->MPI_ERROR = e;
-        if (e)
-            errs++;
         indices[k++] = i;
     }
     *outcount = k;
@@ -303,7 +304,10 @@ static int plx_api_all(int n, MPI_Request reqs[], MPI_Status *statuses, int bloc
     }
     if (flag)
         *flag = 1;
+    /* MPI_ERROR is written only when the call returns MPI_ERR_IN_STATUS */
     int errs = 0;
+    for (int i = 0; i < n; i++)
+        errs += rs[i] && rs[i]->st_error != MPI_SUCCESS;
     for (int i = 0; i < n; i++) {
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
         int e = MPI_SUCCESS;
@@ -311,9 +315,8 @@ static int plx_api_all(int n, MPI_Request reqs[], MPI_Status *statuses, int bloc
             e = plx_api_finish_slot(rs[i], &reqs[i], st, 0);
         else
             plx_status_empty(st);
-        if (st != MPI_STATUS_IGNORE)
+        if (errs && st != MPI_STATUS_IGNORE)
             st->MPI_ERROR = e;
-        errs += e != MPI_SUCCESS;
     }
     if (errs)
         rc = plx_api_err(NULL, fn, MPI_ERR_IN_STATUS, "%d of %d requests failed; see their statuses", errs, n);
@@ -436,6 +439,8 @@ int PMPI_Cancel(MPI_Request *request)
     plx_api_check_init(fn);
     if (!request)
         return plx_api_null_arg(NULL, fn, "request");
+    if (*request == MPI_REQUEST_NULL)   /* as MPI_Request_free, MPICH and Open MPI */
+        return plx_api_err(NULL, fn, MPI_ERR_REQUEST, "argument 'request' is MPI_REQUEST_NULL");
     plx_api_lock();
     struct plx_request *r;
     int rc = plx_api_req(*request, &r, fn, "request");

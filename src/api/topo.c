@@ -19,6 +19,7 @@
 #include <string.h>
 #include "api/api.h"
 #include "coll/algo.h"
+#include "coll/coll.h"
 #include "core/datatype.h"
 
 #pragma weak MPI_Dims_create = PMPI_Dims_create
@@ -157,11 +158,22 @@ static int plx_topo_comm_rank(MPI_Comm h, int kind, int rank, struct plx_comm **
     return MPI_SUCCESS;
 }
 
+/* An internal collective of a topology call failed: the error names the
+ * call; a lost member is MPIX_ERR_PROC_FAILED, anything else says what it was. */
+static int plx_topo_coll_err(struct plx_comm *c, const char *fn, plx_status_t st, const char *what)
+{
+    if (st == PLX_ERR_PROC_FAILED)
+        return plx_api_err(c, fn, MPIX_ERR_PROC_FAILED, "%s with the other ranks failed: a member process was lost",
+                           what);
+    return plx_api_err(c, fn, plx_status_to_class(st), "%s with the other ranks failed (internal status %d)", what,
+                       (int)st);
+}
+
 /* Splits off the first n ranks of c (no reordering) and attaches t to the
  * new communicator; ranks past n get MPI_COMM_NULL (and t is freed there). */
 static int plx_topo_attach(struct plx_comm *c, int n, struct plx_topo *t, MPI_Comm *newcomm, const char *fn)
 {
-    int rc = PMPI_Comm_split(c->obj.handle, c->rank < n ? 0 : MPI_UNDEFINED, c->rank, newcomm);
+    int rc = plx_api_comm_split(c, c->rank < n ? 0 : MPI_UNDEFINED, c->rank, newcomm, fn);
     if (rc != MPI_SUCCESS || *newcomm == MPI_COMM_NULL) {
         plx_topo_free(t);
         return rc;
@@ -172,29 +184,130 @@ static int plx_topo_attach(struct plx_comm *c, int n, struct plx_topo *t, MPI_Co
 
 /* --- Cartesian ------------------------------------------------------------ */
 
-/* Balanced factorisation of m into k non-increasing factors (smallest
- * spread between the largest and smallest), by search over divisors. */
-static void plx_dims_search(int m, int k, int pos, int maxf, int *cur, int *best, int *best_spread)
+/* Balanced factorisation of m into k non-increasing factors. "Balanced" is
+ * an order on the candidates: the smallest spread (largest minus smallest
+ * factor) first, then, among equal spreads, the lexicographically smallest
+ * vector (so 20 in 4 is 5,2,2,1, not 5,4,1,1): the choice MPICH makes.
+ * m is factored once into its sorted divisors (at most 1536 for an int);
+ * the search picks factors from them largest position first and abandons
+ * a branch as soon as the spread it must reach exceeds the best found. Every
+ * (nnodes <= 1000, ndims 1-5) case takes ~10 ms in all; m = 2^31-1 takes
+ * its trial division (46,341 steps). The older search tried every integer
+ * below m at every position: seconds for a large prime, and an int overflow
+ * gave 1530281023 x 5 for 2^31-1. */
+struct plx_dims_search {
+    int k;
+    const long long *divs;      /* divisors of m, ascending */
+    int ndivs;
+    long long *cur, *best;
+    long long best_spread;      /* -1: nothing found yet */
+};
+
+/* x^c <= r, without overflow */
+static int plx_pow_le(long long x, int c, long long r)
 {
-    if (pos == k) {
-        if (m == 1 && cur[0] - cur[k - 1] < *best_spread) {
-            *best_spread = cur[0] - cur[k - 1];
-            memcpy(best, cur, (size_t)k * sizeof(int));
+    long long p = 1;
+    for (int i = 0; i < c; i++)
+        if (__builtin_mul_overflow(p, x, &p) || p > r)
+            return 0;
+    return 1;
+}
+
+/* largest x with x^c <= r (r >= 1, c >= 1), by bisection */
+static long long plx_iroot(long long r, int c)
+{
+    if (c == 1 || r <= 1)
+        return r;
+    long long lo = 1, hi = r;
+    while (lo < hi) {
+        long long mid = lo + (hi - lo + 1) / 2;
+        if (plx_pow_le(mid, c, r))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+static int plx_dims_better(const struct plx_dims_search *s, long long spread)
+{
+    if (s->best_spread < 0 || spread < s->best_spread)
+        return 1;
+    if (spread > s->best_spread)
+        return 0;
+    for (int i = 0; i < s->k; i++)
+        if (s->cur[i] != s->best[i])
+            return s->cur[i] < s->best[i];
+    return 0;
+}
+
+/* positions pos..k-1 multiply to r, each <= maxf */
+static void plx_dims_search(struct plx_dims_search *s, int pos, long long r, long long maxf)
+{
+    int c = s->k - pos;
+    if (c == 1) {
+        if (r > maxf)
+            return;
+        s->cur[pos] = r;
+        long long spread = s->cur[0] - r;
+        if (plx_dims_better(s, spread)) {
+            s->best_spread = spread;
+            memcpy(s->best, s->cur, (size_t)s->k * sizeof *s->cur);
         }
         return;
     }
-    for (int d = PLX_MIN(maxf, m); d >= 1; d--) {
-        if (m % d)
+    /* this factor d is the largest of the c left: d^c >= r */
+    long long lo = plx_iroot(r, c);
+    if (plx_pow_le(lo, c, r - 1))
+        lo++;                   /* lo^c < r: round up */
+    for (int i = 0; i < s->ndivs; i++) {
+        long long d = s->divs[i];
+        if (d < lo || r % d)
             continue;
-        /* the remaining k-pos-1 factors are <= d: d^(k-pos) must reach m */
-        long long reach = 1;
-        for (int i = pos; i < k && reach < m; i++)
-            reach *= d;
-        if (reach < m)
+        if (d > maxf || d > r)
             break;
-        cur[pos] = d;
-        plx_dims_search(m / d, k, pos + 1, d, cur, best, best_spread);
+        /* the smallest factor left is at most the (c-1)-th root of r/d, so the
+         * spread is at least top - that; it only grows with d */
+        long long top = pos == 0 ? d : s->cur[0];
+        if (s->best_spread >= 0 && top - plx_iroot(r / d, c - 1) > s->best_spread)
+            break;
+        s->cur[pos] = d;
+        plx_dims_search(s, pos + 1, r / d, d);
     }
+}
+
+/* The divisors of m in ascending order, from its prime factorisation. */
+static int plx_divisors(long long m, long long *divs)
+{
+    int n = 1;
+    divs[0] = 1;
+    for (long long p = 2; m > 1; p++) {
+        if (p * p > m)
+            p = m;              /* what is left is prime */
+        if (m % p)
+            continue;
+        int e = 0;
+        while (m % p == 0) {
+            m /= p;
+            e++;
+        }
+        int base = n;
+        long long pk = 1;
+        for (int j = 1; j <= e; j++) {
+            pk *= p;
+            for (int i = 0; i < base; i++)
+                divs[n++] = divs[i] * pk;
+        }
+    }
+    /* insertion sort: at most 1536 entries, once per call */
+    for (int i = 1; i < n; i++) {
+        long long v = divs[i];
+        int j = i;
+        for (; j > 0 && divs[j - 1] > v; j--)
+            divs[j] = divs[j - 1];
+        divs[j] = v;
+    }
+    return n;
 }
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
@@ -210,10 +323,11 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
     for (int i = 0; i < ndims; i++) {
         if (dims[i] < 0)
             return plx_api_err(NULL, fn, MPI_ERR_DIMS, "dims[%d] is negative (%d)", i, dims[i]);
-        if (dims[i] > 0)
-            fixed *= dims[i];
-        else
+        if (dims[i] == 0)
             nfree++;
+        else if ((fixed *= dims[i]) > nnodes)
+            return plx_api_err(NULL, fn, MPI_ERR_DIMS, "the given dimensions multiply to more than nnodes %d",
+                               nnodes);
     }
     if (nnodes % fixed)
         return plx_api_err(NULL, fn, MPI_ERR_DIMS, "nnodes %d is not a multiple of the fixed dimensions' product %ld",
@@ -223,13 +337,14 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
             return plx_api_err(NULL, fn, MPI_ERR_DIMS, "the dimensions multiply to %ld, not %d", fixed, nnodes);
         return MPI_SUCCESS;
     }
-    int m = (int)(nnodes / fixed);
-    int *cur = plx_malloc((size_t)nfree * sizeof(int)), *best = plx_malloc((size_t)nfree * sizeof(int));
-    int spread = m + 1;
-    plx_dims_search(m, nfree, 0, m, cur, best, &spread);
+    long long m = nnodes / fixed;
+    long long divs[1600];       /* an int has at most 1536 divisors */
+    long long *cur = plx_malloc((size_t)nfree * sizeof *cur), *best = plx_malloc((size_t)nfree * sizeof *best);
+    struct plx_dims_search s = { nfree, divs, plx_divisors(m, divs), cur, best, -1 };
+    plx_dims_search(&s, 0, m, m);
     for (int i = 0, k = 0; i < ndims; i++)
         if (dims[i] == 0)
-            dims[i] = best[k++];
+            dims[i] = (int)best[k++];
     free(cur);
     free(best);
     return MPI_SUCCESS;
@@ -426,7 +541,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     }
     s->ndims = nd;
     free(co);
-    rc = PMPI_Comm_split(comm, color, key, newcomm);
+    rc = plx_api_comm_split(c, color, key, newcomm, fn);
     if (rc == MPI_SUCCESS) {
         struct plx_comm *nc = plx_obj_lookup(&plx_comm_tab, *newcomm);
         rc = plx_attr_set(&nc->attrs, nc->obj.handle, plx_topo_keyval(), s);
@@ -668,8 +783,13 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
         return rc;
     }
     int p = c->size;
-    int weighted = weights != MPI_UNWEIGHTED, any_weighted = 0;
-    PMPI_Allreduce(&weighted, &any_weighted, 1, MPI_INT, MPI_MAX, comm);
+    uint64_t any_weighted = weights != MPI_UNWEIGHTED;
+    plx_status_t st = plx_coll_allreduce_u64(&any_weighted, 1, PLX_COLL_MAX, c, PLX_COLL_TAG_TOPO);
+    if (st != PLX_OK) {
+        plx_api_unlock();
+        return plx_topo_coll_err(c, fn, st, "agreeing on weights");
+    }
+    int weighted = weights != MPI_UNWEIGHTED;
     int *scnt = plx_calloc((size_t)p, sizeof(int)), *rcnt = plx_calloc((size_t)p, sizeof(int));
     int *sdis = plx_calloc((size_t)p + 1, sizeof(int)), *rdis = plx_calloc((size_t)p + 1, sizeof(int));
     for (int i = 0, e = 0; i < n; i++)
@@ -690,14 +810,35 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
             o[0] = 1, o[1] = s, o[2] = w;        /* in-edge of d */
             fill[d] += 3;
         }
-    PMPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, comm);
-    for (int r = 0; r < p; r++)
-        rdis[r + 1] = rdis[r] + rcnt[r];
-    int *rbuf = plx_malloc(((size_t)rdis[p] + 1) * sizeof(int));
-    PMPI_Alltoallv(sbuf, scnt, sdis, MPI_INT, rbuf, rcnt, rdis, MPI_INT, comm);
+    /* the counts, then the triples: byte sizes and offsets for plx_coll_alltoallv */
+    size_t *sz = plx_malloc(4 * (size_t)p * sizeof *sz), *sb = sz + p, *so = sz + 2 * (size_t)p,
+           *ro = sz + 3 * (size_t)p;
+    for (int r = 0; r < p; r++) {
+        sz[r] = sizeof(int);
+        so[r] = (size_t)r * sizeof(int);
+    }
+    int *rbuf = NULL;
+    st = plx_coll_alltoallv(scnt, sz, so, rcnt, sz, so, c, PLX_COLL_TAG_TOPO);
+    if (st == PLX_OK) {
+        for (int r = 0; r < p; r++) {
+            rdis[r + 1] = rdis[r] + rcnt[r];
+            sb[r] = (size_t)scnt[r] * sizeof(int);
+            so[r] = (size_t)sdis[r] * sizeof(int);
+            sz[r] = (size_t)rcnt[r] * sizeof(int);
+            ro[r] = (size_t)rdis[r] * sizeof(int);
+        }
+        rbuf = plx_malloc(((size_t)rdis[p] + 1) * sizeof(int));
+        st = plx_coll_alltoallv(sbuf, sb, so, rbuf, sz, ro, c, PLX_COLL_TAG_TOPO);
+    }
+    free(sz);
+    if (st != PLX_OK) {
+        free(scnt), free(rcnt), free(sdis), free(rdis), free(sbuf), free(fill), free(rbuf);
+        plx_api_unlock();
+        return plx_topo_coll_err(c, fn, st, "exchanging the edges");
+    }
     struct plx_topo *t = plx_calloc(1, sizeof *t);
     t->kind = MPI_DIST_GRAPH;
-    t->weighted = any_weighted;
+    t->weighted = any_weighted != 0;
     for (int i = 0; i < rdis[p]; i += 3) {
         if (rbuf[i])
             t->nin++;

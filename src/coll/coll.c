@@ -122,6 +122,32 @@ plx_status_t plx_coll_allgather(const void *sbuf, size_t nbytes, void *rbuf, str
     return st;
 }
 
+plx_status_t plx_coll_alltoallv(const void *sbuf, const size_t *sbytes, const size_t *soff, void *rbuf,
+                                const size_t *rbytes, const size_t *roff, struct plx_comm *c, int tag)
+{
+    int n = c->size, me = c->rank;
+    struct plx_request **reqs = plx_calloc(2 * (size_t)n, sizeof *reqs);
+    for (int r = 0; r < n; r++)
+        if (r != me)
+            reqs[r] = plx_coll_start(PLX_REQ_RECV, (char *)rbuf + roff[r], rbytes[r], r, tag, c);
+    for (int r = 0; r < n; r++)
+        if (r != me)
+            reqs[n + r] = plx_coll_start(PLX_REQ_SEND, (char *)sbuf + soff[r], sbytes[r], r, tag, c);
+    plx_status_t st = PLX_OK;
+    if (sbytes[me] != rbytes[me])
+        st = PLX_ERR_TRUNCATE;
+    else if (sbytes[me])
+        memcpy((char *)rbuf + roff[me], (const char *)sbuf + soff[me], sbytes[me]);
+    for (int i = 0; i < 2 * n; i++)
+        if (reqs[i]) {
+            plx_status_t s = plx_coll_finish(reqs[i]);
+            if (st == PLX_OK)
+                st = s;
+        }
+    free(reqs);
+    return st;
+}
+
 /* Gather to rank 0, combine, broadcast. Rank 0 broadcasts even when its
  * gather failed (a member was lost), with the failure in a last word, so
  * that every member that can still hear it leaves with the same result

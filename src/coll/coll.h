@@ -22,6 +22,7 @@
 
 #define PLX_COLL_TAG_DEFAULT (-2)     /* context-id agreement, finalize */
 #define PLX_COLL_TAG_SHM (-3)         /* setting up a shared collective segment */
+#define PLX_COLL_TAG_TOPO (-4)        /* building a distributed graph topology */
 
 enum plx_coll_u64_op { PLX_COLL_BAND, PLX_COLL_BOR, PLX_COLL_MAX, PLX_COLL_MIN, PLX_COLL_SUM };
 
@@ -35,6 +36,11 @@ plx_status_t plx_coll_gather(const void *sbuf, size_t nbytes, void *rbuf, int ro
  * same answer on every rank of a node (node-local collectives rely on it).
  * PLEXUS_COLL_OVERSUB=on|off overrides. */
 int plx_coll_node_oversubscribed(void);
+/* Rank r's block of sbuf (sbytes[r] bytes at soff[r]) goes to rank r, into
+ * rbuf at roff[r] there (rbytes[r] bytes from r expected). Every transfer is
+ * started before any is waited for. */
+plx_status_t plx_coll_alltoallv(const void *sbuf, const size_t *sbytes, const size_t *soff, void *rbuf,
+                                const size_t *rbytes, const size_t *roff, struct plx_comm *c, int tag);
 /* In-place elementwise reduction of n 64-bit unsigned words. */
 plx_status_t plx_coll_allreduce_u64(uint64_t *buf, int n, enum plx_coll_u64_op op, struct plx_comm *c, int tag);
 

@@ -17,12 +17,17 @@ static struct {
     int busy;                   /* inside plx_coll_progress (no re-entry) */
 } plx_sched_g;
 
-/* Tags of public collectives: negative, never MPI_ANY_TAG; the low two
- * bits are left for sub-tags. */
-static int plx_sched_tag(struct plx_comm *c)
+/* Tags of public collectives: negative, never MPI_ANY_TAG. Blocking and
+ * nonblocking collectives count in two sequences of their own and their tags
+ * differ in bit 2, so a rank that starts them in another order than its peers
+ * (MPI_Iallreduce before MPI_Barrier here, after it there: erroneous, but
+ * MPICH and Open MPI keep them apart) never matches a barrier's message with
+ * an allreduce's; each kind stays matched by its own order. The low two bits
+ * are left for sub-tags. Taken when the schedule runs or starts. */
+static int plx_sched_tag(struct plx_comm *c, int nonblocking)
 {
-    unsigned seq = c->coll_tag++;
-    return -16 - (int)((seq & 0x0fffffffu) << 2);
+    unsigned seq = nonblocking ? c->coll_tag_nb++ : c->coll_tag++;
+    return -16 - (int)((seq & 0x07ffffffu) << 3 | (unsigned)nonblocking << 2);
 }
 
 struct plx_sched *plx_sched_new(struct plx_comm *c)
@@ -31,7 +36,6 @@ struct plx_sched *plx_sched_new(struct plx_comm *c)
     plx_list_init(&s->link);
     s->comm = c;
     plx_comm_addref(c);
-    s->tag = plx_sched_tag(c);
     return s;
 }
 
@@ -191,10 +195,12 @@ static void plx_sched_post(struct plx_sched *s, struct plx_sched_ent *e)
     r->dt = e->dt;
     plx_dt_addref(e->dt);
     r->mode = PLX_MODE_STD;
-    /* once this collective has failed here, what it passes on says so: a
-     * member that hears only from survivors fails too, instead of
-     * returning a result that lacks the lost member's part */
-    r->failed_part = e->kind == PLX_S_SEND && s->err != MPI_SUCCESS;
+    /* once this collective has failed here, what it passes on says so, and
+     * whether a member was lost: a member that hears only from survivors
+     * fails too, instead of returning a result that lacks the lost member's
+     * part, and does not call a local error elsewhere (a truncation) a loss */
+    if (e->kind == PLX_S_SEND && s->err != MPI_SUCCESS)
+        r->failed_part = plx_err_class(s->err) == MPIX_ERR_PROC_FAILED ? PLX_PART_LOST : PLX_PART_OTHER;
     plx_status_t st = e->kind == PLX_S_SEND ? plx_pt2pt_send_start(r) : plx_pt2pt_recv_start(r);
     if (st != PLX_OK) {
         r->cc = 0;
@@ -222,9 +228,12 @@ static void plx_sched_collect(struct plx_sched *s, struct plx_sched_ent *e)
     struct plx_request *r = e->req;
     if (r->st_error != MPI_SUCCESS)
         plx_sched_error(s, r->st_error);
-    else if (plx_unlikely(r->failed_part) && e->kind == PLX_S_RECV)
+    else if (plx_unlikely(r->failed_part == PLX_PART_LOST) && e->kind == PLX_S_RECV)
         plx_sched_error(s, plx_err_make(MPIX_ERR_PROC_FAILED, "a member process was lost (rank %d passed that on)",
                                         e->peer));
+    else if (plx_unlikely(r->failed_part == PLX_PART_OTHER) && e->kind == PLX_S_RECV)
+        plx_sched_error(s, plx_err_make(MPI_ERR_OTHER, "the collective failed on rank %d (it passed that on; "
+                                        "its own error says why)", e->peer));
     plx_request_free(r);
     e->req = NULL;
     s->pending--;
@@ -304,6 +313,7 @@ static int plx_sched_done(void *arg)
 
 int plx_sched_run(struct plx_sched *s)
 {
+    s->tag = plx_sched_tag(s->comm, 0);
     plx_sched_advance(s);
     if (!s->done)
         plx_progress_wait(plx_sched_done, s);
@@ -328,6 +338,7 @@ struct plx_request *plx_sched_start(struct plx_sched *s)
         plx_list_init(&plx_sched_g.active);
         plx_sched_g.init = 1;
     }
+    s->tag = plx_sched_tag(s->comm, 1);
     struct plx_request *r = plx_request_new(PLX_REQ_COLL, s->comm);
     r->rank = MPI_PROC_NULL;
     r->tag = s->tag;

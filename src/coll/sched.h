@@ -13,9 +13,11 @@
  *
  * Matching: messages go on the communicator's collective context
  * (context_id + 1) with a tag drawn from a per-communicator sequence
- * (comm->coll_tag), so collectives never match user point-to-point traffic
- * and concurrent nonblocking collectives on one communicator never match
- * each other. Schedule tags are -16 and below (under MPI_ANY_TAG and the
+ * (comm->coll_tag for blocking collectives, comm->coll_tag_nb for
+ * nonblocking ones: two disjoint tag spaces), so collectives never match user
+ * point-to-point traffic, concurrent nonblocking collectives on one
+ * communicator never match each other, and a blocking one never matches a
+ * nonblocking one started in another order on another rank. Schedule tags are -16 and below (under MPI_ANY_TAG and the
  * library's internal collectives' -2..-15); the non-negative ones belong to
  * MPI_Comm_create_group's user tags (coll.h).
  *

@@ -62,6 +62,7 @@ static void plx_comm_builtin_setup(struct plx_comm *c, struct plx_group *g)
     c->attrs = NULL;
     c->info = NULL;
     c->coll_tag = 0;
+    c->coll_tag_nb = 0;
 }
 
 plx_status_t plx_comm_init_builtins(int world_rank, int world_size)

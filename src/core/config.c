@@ -87,6 +87,12 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_ROUTE_CHUNK", PLX_SET_SIZE, "512K", route_chunk,
             "Piece of a striped message given to one rail at a time (each to the rail with the least "
             "unsent data, so a faster rail carries more)"),
+    PLX_SET("PLEXUS_ROUTE_EXTRA_BYTES", PLX_SET_SIZE, "1M", route_extra_bytes,
+            "Bytes a process sends a peer over its first channel before the peer's other channels (extra "
+            "rails) take part in striping; a rule that names a channel uses it at once"),
+    PLX_SET("PLEXUS_ROUTE_EXTRA_PEERS", PLX_SET_INT, "64", route_extra_peers,
+            "Most peers of a process whose messages are striped over extra channels (the busiest first "
+            "come; the others keep one channel, plus the rest for failover)"),
     PLX_SET("PLEXUS_TCP_RAILS", PLX_SET_INT, "0", tcp_rails,
             "Most TCP rails (connections over different interfaces) per peer; 0: one per interface "
             "selected by PLEXUS_IFACES that reaches the peer (at most 4), and one to a rank of this node. "

@@ -37,6 +37,8 @@ struct plx_config {
     char route[512];            /* PLEXUS_ROUTE */
     size_t route_stripe_min;    /* PLEXUS_ROUTE_STRIPE_MIN */
     size_t route_chunk;         /* PLEXUS_ROUTE_CHUNK */
+    int route_extra_peers;      /* PLEXUS_ROUTE_EXTRA_PEERS */
+    size_t route_extra_bytes;   /* PLEXUS_ROUTE_EXTRA_BYTES */
     int tcp_rails;              /* PLEXUS_TCP_RAILS */
     int tcp_rail_timeout;       /* PLEXUS_TCP_RAIL_TIMEOUT, seconds */
 };

@@ -36,7 +36,9 @@ static const struct plx_builtin_dt plx_builtin_dts[] = {
     DT(MPI_UNSIGNED_LONG), DT(MPI_LONG_LONG_INT), DT(MPI_UNSIGNED_LONG_LONG), DT(MPI_FLOAT),
     DT(MPI_DOUBLE), DT(MPI_LONG_DOUBLE), DT(MPI_PACKED),
     DT(MPI_INT8_T), DT(MPI_INT16_T), DT(MPI_INT32_T), DT(MPI_INT64_T), DT(MPI_UINT8_T),
-    DT(MPI_UINT16_T), DT(MPI_UINT32_T), DT(MPI_UINT64_T), DT(MPI_C_BOOL), DTC(MPI_C_FLOAT_COMPLEX),
+    DT(MPI_UINT16_T), DT(MPI_UINT32_T), DT(MPI_UINT64_T), DT(MPI_C_BOOL),
+    /* one handle for MPI_C_COMPLEX and MPI_C_FLOAT_COMPLEX: MPICH names it MPI_C_COMPLEX */
+    { MPI_C_FLOAT_COMPLEX, "MPI_C_COMPLEX", PLX_K_COMPLEX },
     DTC(MPI_C_DOUBLE_COMPLEX), DTC(MPI_C_LONG_DOUBLE_COMPLEX), DT(MPI_AINT), DT(MPI_OFFSET),
     DT(MPI_COUNT), DT(MPI_CXX_BOOL), DTC(MPI_CXX_FLOAT_COMPLEX), DTC(MPI_CXX_DOUBLE_COMPLEX),
     DTC(MPI_CXX_LONG_DOUBLE_COMPLEX), DTP(MPI_2INT),
@@ -622,6 +624,7 @@ struct plx_datatype *plx_dt_dup(struct plx_datatype *old)
     plx_dt_set_child(d, 0, old);
     plx_dt_copy_shape(d, old);
     plx_dt_finish_runs(d, plx_copy_layout, NULL);
+    d->committed = old->committed;  /* MPI: the duplicate has the same committed state */
     return d;
 }
 

@@ -126,7 +126,7 @@ void plx_err_string(int code, char *buf, size_t len)
     }
     if (code >= PLX_ERR_DYN_BASE) {
         const char *s = plx_err.dyn_string[code - PLX_ERR_DYN_BASE];
-        snprintf(buf, len, "%s", s ? s : "user-defined error");
+        snprintf(buf, len, "%s", s ? s : "");   /* MPI: no string set is the empty string */
         return;
     }
     unsigned slot = (unsigned)code >> 7;

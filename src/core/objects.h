@@ -71,7 +71,8 @@ struct plx_comm {
     struct plx_attr *attrs;
     struct plx_info *info;      /* hints given at creation / Comm_set_info */
     char name[MPI_MAX_OBJECT_NAME];
-    unsigned coll_tag;          /* sequence for internal collectives */
+    unsigned coll_tag;          /* sequence of the blocking collectives (schedules) */
+    unsigned coll_tag_nb;       /* sequence of the nonblocking ones: a space of their own (sched.c) */
     int fail_acked;             /* failed peers acknowledged (MPIX_Comm_failure_ack): pt2pt.c */
     int fail_clear;             /* failed peers acknowledged or none of its members: pt2pt.c */
 };

@@ -5,7 +5,9 @@
  *
  * Type classes of MPI 3.1 section 5.9.2 (plx_op_class):
  *   C integer        MAX MIN SUM PROD, logical, bitwise
- *   Fortran integer, MPI_AINT/OFFSET/COUNT: MAX MIN SUM PROD, bitwise
+ *   Fortran integer: MAX MIN SUM PROD, bitwise
+ *   MPI_AINT/OFFSET/COUNT: as a C integer (logical too, as MPICH allows:
+ *     programs written for the MPICH ABI use them as C integers)
  *   float    MAX MIN SUM PROD
  *   complex  SUM PROD
  *   logical  (C_BOOL, CXX_BOOL, LOGICAL) LAND LOR LXOR
@@ -269,10 +271,11 @@ static unsigned plx_op_class(MPI_Datatype t)
     case MPI_UNSIGNED: case MPI_LONG: case MPI_UNSIGNED_LONG: case MPI_LONG_LONG_INT: case MPI_UNSIGNED_LONG_LONG:
     case MPI_INT8_T: case MPI_INT16_T: case MPI_INT32_T: case MPI_INT64_T: case MPI_UINT8_T: case MPI_UINT16_T:
     case MPI_UINT32_T: case MPI_UINT64_T:
-        return PLX_OPS_ARITH | PLX_OPS_LOGIC | PLX_OPS_BITS;
-    /* Fortran integer and the multi-language types */
-    case MPI_INTEGER: case MPI_INTEGER1: case MPI_INTEGER2: case MPI_INTEGER4: case MPI_INTEGER8:
+    /* the multi-language integers: MPI lists no logical ops for them, MPICH does */
     case MPI_AINT: case MPI_OFFSET: case MPI_COUNT:
+        return PLX_OPS_ARITH | PLX_OPS_LOGIC | PLX_OPS_BITS;
+    /* Fortran integer */
+    case MPI_INTEGER: case MPI_INTEGER1: case MPI_INTEGER2: case MPI_INTEGER4: case MPI_INTEGER8:
         return PLX_OPS_ARITH | PLX_OPS_BITS;
     /* floating point */
     case MPI_FLOAT: case MPI_DOUBLE: case MPI_LONG_DOUBLE: case MPI_REAL: case MPI_DOUBLE_PRECISION:

@@ -89,7 +89,11 @@ void plx_request_status(const struct plx_request *r, MPI_Status *st)
         return;
     st->MPI_SOURCE = r->st_source;
     st->MPI_TAG = r->st_tag;
-    st->MPI_ERROR = r->st_error;
+    /* MPI 3.2.5: a successful completion leaves MPI_ERROR alone (only the
+     * multiple-completion calls set it, with MPI_ERR_IN_STATUS); a failed one
+     * records its code, as the failed probes of ULFM do */
+    if (r->st_error != MPI_SUCCESS)
+        st->MPI_ERROR = r->st_error;
     st->count_hi_and_cancelled = r->st_cancelled ? 1 : 0;
     plx_status_set_bytes(st, (MPI_Count)r->st_bytes);
 }

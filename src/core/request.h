@@ -49,7 +49,8 @@ struct plx_request {
     uint8_t truncated;
     uint8_t push;               /* send, non-contiguous rendezvous: PLX_PUSH_* (pt2pt.c) */
     uint8_t rndv_out;           /* send: its RTS is out and it is counted in plx_rndv_sends */
-    uint8_t failed_part;        /* collective step: the sender's collective had failed (PLX_PKT_F_FAILED) */
+    uint8_t failed_part;        /* collective step: the sender's collective had failed (PLX_PKT_F_FAILED):
+                                 * PLX_PART_LOST (a member was lost) or PLX_PART_OTHER (PLX_PKT_F_OTHER) */
     int cc;
     struct plx_comm *comm;      /* referenced while the request lives */
     int rank;                   /* peer rank in comm (or MPI_ANY_SOURCE) */
@@ -101,21 +102,30 @@ void plx_request_unblock(struct plx_request *r);
 void plx_request_foreach_blocked(void (*fn)(void *obj, void *arg), void *arg);
 /* Called when cc reaches 0 by the layer that completed it. */
 void plx_request_complete(struct plx_request *r);
+/* failed_part values */
+enum { PLX_PART_OK = 0, PLX_PART_LOST = 1, PLX_PART_OTHER = 2 };
 /* Drops the request (handle invalid afterwards). */
 void plx_request_free(struct plx_request *r);
-/* Fills an MPI_Status (may be MPI_STATUS_IGNORE) from r. */
+/* Fills an MPI_Status (may be MPI_STATUS_IGNORE) from r; MPI_ERROR only when
+ * r failed (a success leaves the caller's value, MPI 3.2.5). */
 void plx_request_status(const struct plx_request *r, MPI_Status *st);
 /* Prints every pending request to stderr (mpiexec --timeout). */
 void plx_request_dump_pending(void);
 
+/* The 63-bit byte count is split over two ints (see mpi.h); both halves are
+ * handled as unsigned so that bit 62 of the count (bit 31 of
+ * count_hi_and_cancelled) is not taken for a sign and spread by the shift. */
 static inline void plx_status_set_bytes(MPI_Status *st, MPI_Count bytes)
 {
-    st->count_lo = (int)(bytes & 0xffffffff);
-    st->count_hi_and_cancelled = (st->count_hi_and_cancelled & 1) | (int)((bytes >> 32) << 1);
+    uint64_t b = (uint64_t)bytes;
+    uint32_t hi = (uint32_t)(b >> 32) << 1 | ((uint32_t)st->count_hi_and_cancelled & 1u);
+    st->count_lo = (int)(uint32_t)b;
+    st->count_hi_and_cancelled = (int)hi;
 }
 static inline MPI_Count plx_status_get_bytes(const MPI_Status *st)
 {
-    return (MPI_Count)(unsigned)st->count_lo | ((MPI_Count)(st->count_hi_and_cancelled >> 1) << 32);
+    uint64_t hi = (uint32_t)st->count_hi_and_cancelled >> 1;
+    return (MPI_Count)(hi << 32 | (uint32_t)st->count_lo);
 }
 
 #endif

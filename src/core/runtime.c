@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "api/api.h"
 #include "coll/coll.h"
 #include "core/config.h"
 #include "core/datatype.h"
@@ -30,6 +29,7 @@
 #include "route/route.h"
 
 struct plx_procs plx_procs;
+struct plx_runtime plx_rt = { .world_rank = -1 };
 struct plx_lock plx_lock;
 
 int plx_node_id_of(int lpid)

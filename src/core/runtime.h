@@ -6,8 +6,24 @@
 #ifndef PLX_RUNTIME_H
 #define PLX_RUNTIME_H
 
+#include <mpi.h>
+#include <pthread.h>
 #include <sys/types.h>
 #include "core/status.h"
+
+/* The state of MPI_Init/MPI_Finalize, set here and read by the API layer. */
+struct plx_runtime {
+    int initialized;
+    int finalized;
+    int thread_level;
+    pthread_t main_thread;
+    int world_rank;
+    int world_size;
+    int appnum;
+    int universe_size;
+    char hostname[MPI_MAX_PROCESSOR_NAME];
+};
+extern struct plx_runtime plx_rt;
 
 struct plx_proc {
     int node_id;                /* dense, in order of first appearance */

@@ -22,6 +22,7 @@ typedef enum plx_status {
     PLX_ERR_TIMEOUT = -9,
     PLX_ERR_UNSUPPORTED = -10,
     PLX_ERR_PROC_FAILED = -11,  /* an operation with a peer that was lost for good */
+    PLX_ERR_RANGE = -12,      /* remote memory: no such registered region, or outside it */
 } plx_status_t;
 
 #define PLX_IS_ERR(s) ((s) < 0)

@@ -10,9 +10,10 @@
  * acknowledgement passes it; at most PLX_REL_WINDOW records, beyond which a
  * send is BUSY. Receiver: rcv_next (every lseq below it arrived) and a
  * bitmap of what arrived above it, within the window; a packet already seen
- * is dropped; an acknowledgement rides on every packet to the peer, and
- * goes alone (ACK) when PLX_REL_ACK_EVERY packets are owed, or from the
- * poll once PLX_REL_ACK_DELAY has passed. A zero-copy piece completes its
+ * is dropped; the cumulative acknowledgement goes back as an ACK packet
+ * when PLX_REL_ACK_EVERY packets are owed, or from the poll once
+ * PLX_REL_ACK_DELAY has passed or it has nothing else to do (it rides in
+ * no other header: the header stays 32 bytes for every transport). A zero-copy piece completes its
  * send only when it is acknowledged and no write of it is still with a
  * transport. When a channel fails, every record last sent on it goes again
  * on the channels left (same lseq; the receiver drops duplicates). Cost:
@@ -37,6 +38,7 @@
 #define PLX_REL_ACK_DELAY 100e-6        /* seconds an acknowledgement may wait for a packet to ride on */
 #define PLX_ROUTE_RETRY 1.0             /* seconds between probes of a failed channel */
 #define PLX_ROUTE_MAX_RULES 16
+#define PLX_ROUTE_PIECE_MAX ((size_t)1 << 30)  /* largest DATA piece */
 
 /* The components, in the order of preference for a tie of latency class. */
 static const struct plx_tp_component *const plx_route_components[] = {
@@ -45,15 +47,6 @@ static const struct plx_tp_component *const plx_route_components[] = {
 };
 #define PLX_ROUTE_NCOMP (sizeof plx_route_components / sizeof plx_route_components[0])
 
-/* What plx_route_init opens: the list above, or a test's (unit tests). */
-static const struct plx_tp_component *const *plx_route_list = plx_route_components;
-static size_t plx_route_nlist = PLX_ROUTE_NCOMP;
-
-void plx_route_use_components(const struct plx_tp_component *const *list, int n)
-{
-    plx_route_list = list;
-    plx_route_nlist = (size_t)n;
-}
 
 struct plx_tp_iface *plx_route_ifaces[PLX_ROUTE_MAX_IFACES];
 int plx_route_nifaces;
@@ -109,7 +102,19 @@ static struct {
     struct plx_list owing;
     struct plx_list resending;
     int ndown;                  /* channels down, over every peer */
-} plx_route;
+    int nextra;                 /* peers with extra channels in use (PLEXUS_ROUTE_EXTRA_PEERS) */
+    double next_probe;          /* when the poll looks for down channels to probe next */
+    int singleton;              /* started without a launcher: shared memory only */
+    /* what plx_route_init opens: plx_route_components, or a unit test's */
+    const struct plx_tp_component *const *list;
+    size_t nlist;
+} plx_route = { .list = plx_route_components, .nlist = PLX_ROUTE_NCOMP };
+
+void plx_route_use_components(const struct plx_tp_component *const *list, int n)
+{
+    plx_route.list = list;
+    plx_route.nlist = (size_t)n;
+}
 
 static double plx_route_now(void)
 {
@@ -261,8 +266,8 @@ static int plx_route_parse(const char *spec, char *err, size_t errlen)
 
 static int plx_route_is_component(const char *name)
 {
-    for (size_t i = 0; i < plx_route_nlist; i++)
-        if (!strcmp(plx_route_list[i]->name, name))
+    for (size_t i = 0; i < plx_route.nlist; i++)
+        if (!strcmp(plx_route.list[i]->name, name))
             return 1;
     return 0;
 }
@@ -415,6 +420,25 @@ static struct plx_chan *plx_route_pick(struct plx_route_peer *rp, int cls, size_
     return NULL;
 }
 
+/* Extra channels (the rails beyond a peer's first) cost a connection, memory
+ * and descriptors at both ends: a peer gets them for striping only once this
+ * process has sent it PLEXUS_ROUTE_EXTRA_BYTES, and at most
+ * PLEXUS_ROUTE_EXTRA_PEERS peers get them (the first to get there; MVAPICH's
+ * Aptus idea). Until then its messages go over one channel; failover may
+ * use any. */
+static int plx_route_extra_ok(struct plx_route_peer *rp)
+{
+    if (plx_likely(rp->extra))
+        return 1;
+    if (rp->sent_bytes < plx_config.route_extra_bytes || plx_route.nextra >= plx_config.route_extra_peers)
+        return 0;
+    rp->extra = 1;
+    plx_route.nextra++;
+    plx_debug(1, "route: rank %d's messages are striped over its %d channels from now on (%d of at most %d "
+              "peers)", rp->lpid, rp->nchan, plx_route.nextra, plx_config.route_extra_peers);
+    return 1;
+}
+
 /* The channels a message of `size` is striped over (working ones only). */
 static int plx_route_stripe_set(struct plx_route_peer *rp, int cls, size_t size, struct plx_chan **set)
 {
@@ -423,6 +447,10 @@ static int plx_route_stripe_set(struct plx_route_peer *rp, int cls, size_t size,
     if (r && !r->stripe) {
         set[0] = plx_route_rule_chan(rp, r);
         return 1;
+    }
+    if (!r && !plx_route_extra_ok(rp)) {     /* (a rule that stripes does so at once) */
+        set[0] = plx_route_pick(rp, cls, size);
+        return set[0] != NULL;
     }
     const char *comp = r ? r->target : NULL;
     if (!comp) {
@@ -455,11 +483,6 @@ static int plx_rel_dup(const struct plx_rel *rel, uint32_t lseq)
     return d < 0 || (d < PLX_REL_WINDOW && plx_rel_bit(rel, lseq));
 }
 
-static void plx_rel_free_rec(struct plx_rel_rec *rec)
-{
-    free(rec);
-}
-
 /* The record is acknowledged and no transport holds it: complete its send. */
 static void plx_rel_retire(struct plx_rel_rec *rec)
 {
@@ -468,7 +491,7 @@ static void plx_rel_retire(struct plx_rel_rec *rec)
         rec->user = NULL;
         plx_tp_comp_done(u, PLX_OK);
     }
-    plx_rel_free_rec(rec);
+    free(rec);
 }
 
 static void plx_rel_acked(struct plx_route_peer *rp, uint32_t ack)
@@ -497,7 +520,7 @@ static void plx_rel_send_ack(struct plx_route_peer *rp)
     struct plx_chan *ch = plx_route_pick(rp, PLX_RC_PT2PT, 0);
     if (!ch)
         return;
-    struct plx_hdr h = { .type = PLX_PKT_ACK, .ack = rp->rel->rcv_next };
+    struct plx_hdr h = { .type = PLX_PKT_ACK, .sreq = rp->rel->rcv_next };
     if (ch->ifc->ops->send(ch->ifc, rp->lpid, &h, NULL, 0) == PLX_OK) {
         rp->rel->owed = 0;
         plx_list_remove(&rp->rel->owe_link);
@@ -512,8 +535,8 @@ static int plx_rel_in(struct plx_route_peer *rp, const struct plx_hdr *h, int ma
     if (!rp->rel)
         plx_rel_create(rp, 0);
     struct plx_rel *rel = rp->rel;
-    if (h->ack && mark)
-        plx_rel_acked(rp, h->ack);
+    if (h->type == PLX_PKT_ACK && mark)
+        plx_rel_acked(rp, (uint32_t)h->sreq);
     if (!h->lseq)
         return h->type != PLX_PKT_ACK && h->type != PLX_PKT_PING;
     if (plx_rel_dup(rel, h->lseq))
@@ -559,7 +582,7 @@ static void plx_route_recv(struct plx_tp_iface *ifc, int lpid, const struct plx_
     if (plx_unlikely(rp->lost))
         return;                 /* a peer given up on: what it still sends is not trusted */
     plx_route_count_in(rp, ifc, h);
-    if (plx_unlikely(h->lseq | h->ack | (h->type >= PLX_PKT_ACK && h->type <= PLX_PKT_PING)) &&
+    if (plx_unlikely(h->lseq | (h->type >= PLX_PKT_ACK && h->type <= PLX_PKT_PING)) &&
         !plx_rel_in(rp, h, 1))
         return;
     plx_route.direct.recv[h->type](ifc, lpid, h, payload);
@@ -583,7 +606,7 @@ static void plx_route_placed(struct plx_tp_iface *ifc, int lpid, const struct pl
     if (plx_unlikely(rp->lost))
         return;
     plx_route_count_in(rp, ifc, h);
-    if ((h->lseq | h->ack) && !plx_rel_in(rp, h, 1))
+    if (h->lseq && !plx_rel_in(rp, h, 1))
         return;
     plx_debug(3, "route: DATA lseq %u off %llu len %llu from rank %d over %s: placed", h->lseq,
               (unsigned long long)h->off, (unsigned long long)h->len, lpid, ifc->name);
@@ -604,7 +627,6 @@ static void plx_rel_write_done(struct plx_tp_comp *c)
 static plx_status_t plx_rel_emit(struct plx_route_peer *rp, struct plx_rel_rec *rec, struct plx_chan *ch)
 {
     struct plx_tp_iface *ifc = ch->ifc;
-    rec->h.ack = rp->rel->rcv_next;
     plx_status_t st;
     if (rec->zc) {
         struct iovec v = { (void *)rec->zc, rec->h.len };
@@ -626,10 +648,6 @@ static plx_status_t plx_rel_emit(struct plx_route_peer *rp, struct plx_rel_rec *
     ch->st_sent_pkts++;
     if (rec->h.type == PLX_PKT_EAGER || rec->h.type == PLX_PKT_DATA)
         ch->st_sent_bytes += rec->h.len;
-    if (rp->rel->owed) {
-        rp->rel->owed = 0;
-        plx_list_remove(&rp->rel->owe_link);
-    }
     return PLX_OK;
 }
 
@@ -675,19 +693,14 @@ plx_status_t plx_route_send_slow(struct plx_route_peer *rp, int cls, size_t size
     if (!ch)
         return PLX_BUSY;        /* every channel is down: the last failure reports the peer */
     struct plx_rel *rel = rp->rel;
+    if (h->type == PLX_PKT_EAGER)
+        rp->sent_bytes += h->len;
     if (!rel || !rel->sender) {
-        struct plx_hdr hh = *h;
-        if (rel)
-            hh.ack = rel->rcv_next;
-        plx_status_t st = ch->ifc->ops->send(ch->ifc, rp->lpid, &hh, iov, iovcnt);
+        plx_status_t st = ch->ifc->ops->send(ch->ifc, rp->lpid, h, iov, iovcnt);
         if (st == PLX_OK) {
             ch->st_sent_pkts++;
             if (h->type == PLX_PKT_EAGER || h->type == PLX_PKT_DATA)
                 ch->st_sent_bytes += h->len;
-            if (rel && rel->owed) {
-                rel->owed = 0;
-                plx_list_remove(&rel->owe_link);
-            }
         }
         return st;
     }
@@ -696,7 +709,7 @@ plx_status_t plx_route_send_slow(struct plx_route_peer *rp, int cls, size_t size
     struct plx_rel_rec *rec = plx_rel_rec_new(rp, cls, size, h, iov, iovcnt);
     plx_status_t st = plx_rel_emit(rp, rec, ch);
     if (st != PLX_OK) {
-        plx_rel_free_rec(rec);
+        free(rec);
         return st;
     }
     plx_rel_track(rp, rec);
@@ -736,7 +749,10 @@ plx_status_t plx_route_send_data(struct plx_route_peer *rp, int cls, size_t size
         if (!set[i]->ifc->ops->send_zcopy)
             return PLX_ERR_UNSUPPORTED;
     struct plx_rel *rel = rp->rel && rp->rel->sender ? rp->rel : NULL;
-    size_t chunk = n > 1 || rel ? PLX_MAX(plx_config.route_chunk, (size_t)4096) : SIZE_MAX;
+    /* one channel without acknowledgements: the whole message in one piece
+     * (below 4 GiB: the header's length is 32 bits) */
+    size_t chunk = n > 1 || rel ? PLX_MIN(PLX_MAX(plx_config.route_chunk, (size_t)4096), PLX_ROUTE_PIECE_MAX)
+                                : PLX_ROUTE_PIECE_MAX;
     while (*done < size) {
         struct plx_chan *ch = n == 1 ? set[0] : plx_route_least_backlog(rp, set, n, 2 * chunk);
         if (!ch)
@@ -745,7 +761,8 @@ plx_status_t plx_route_send_data(struct plx_route_peer *rp, int cls, size_t size
             return PLX_BUSY;
         size_t len = PLX_MIN(chunk, size - *done);
         h->off = *done;
-        h->len = len;
+        h->len = (uint32_t)len;
+        rp->sent_bytes += len;
         if (rel) {
             struct plx_rel_rec *rec = plx_rel_rec_new(rp, cls, size, h, NULL, 0);
             rec->zc = buf + *done;
@@ -753,7 +770,7 @@ plx_status_t plx_route_send_data(struct plx_route_peer *rp, int cls, size_t size
             comp->count++;
             if (plx_rel_emit(rp, rec, ch) != PLX_OK) {
                 comp->count--;
-                plx_rel_free_rec(rec);
+                free(rec);
                 return PLX_BUSY;
             }
             plx_rel_track(rp, rec);
@@ -903,13 +920,12 @@ static int plx_route_probe_down(double now)
 
 /* --- progress ---------------------------------------------------------------------- */
 
-static double plx_route_next_probe;
-
 int plx_route_poll(void)
 {
     int work = 0;
     for (int i = 0; i < plx_route.ncomp; i++)
         work += plx_route.comp[i]->poll();
+    work += plx_route_rma_poll();
     if (plx_likely(plx_list_empty(&plx_route.owing) && plx_list_empty(&plx_route.resending) && !plx_route.ndown))
         return work;
     double now = plx_route_now();
@@ -924,8 +940,8 @@ int plx_route_poll(void)
             continue;
         plx_rel_send_ack(rel->rp);
     }
-    if (plx_route.ndown && now >= plx_route_next_probe) {
-        plx_route_next_probe = now + PLX_ROUTE_RETRY / 4;
+    if (plx_route.ndown && now >= plx_route.next_probe) {
+        plx_route.next_probe = now + PLX_ROUTE_RETRY / 4;
         work += plx_route_probe_down(now);
     }
     return work;
@@ -977,18 +993,16 @@ static int plx_route_needed(const struct plx_tp_component *c)
            (named && plx_procs.n > 1);
 }
 
-static int plx_route_singleton;
-
 plx_status_t plx_route_init_early(int singleton)
 {
     char err[400];
-    plx_route_singleton = singleton;
+    plx_route.singleton = singleton;
     if (plx_route_parse(plx_config.route, err, sizeof err) != 0) {
         fprintf(stderr, "plexus: MPI_Init: %s\n", err);
         return PLX_ERR_ARG;
     }
-    for (size_t i = 0; i < plx_route_nlist; i++) {
-        const struct plx_tp_component *c = plx_route_list[i];
+    for (size_t i = 0; i < plx_route.nlist; i++) {
+        const struct plx_tp_component *c = plx_route.list[i];
         if (c->init_early && plx_route_enabled(c->name) && !(singleton && strcmp(c->name, "shm")))
             c->init_early();
     }
@@ -1037,6 +1051,7 @@ static void plx_route_check(void)
 plx_status_t plx_route_init(void)
 {
     plx_pt2pt_upcalls(&plx_route.direct);
+    plx_route_rma_upcalls(&plx_route.direct);
     plx_route.direct.link_up = plx_route_link_up;
     plx_route.direct.link_failed = plx_route_link_failed;
     plx_route.direct.peer_failed = plx_pt2pt_peer_failed;
@@ -1050,11 +1065,11 @@ plx_status_t plx_route_init(void)
     plx_route.npeers = plx_procs.n;
     plx_route.peers = plx_calloc((size_t)plx_procs.n, sizeof *plx_route.peers);
 
-    for (size_t i = 0; i < plx_route_nlist && plx_route.ncomp < 8; i++) {
-        const struct plx_tp_component *c = plx_route_list[i];
+    for (size_t i = 0; i < plx_route.nlist && plx_route.ncomp < 8; i++) {
+        const struct plx_tp_component *c = plx_route.list[i];
         if (!plx_route_enabled(c->name) && !(c->flags & PLX_TP_FATE_SHARED && plx_procs.nlocal == 1))
             continue;
-        if (plx_route_singleton && strcmp(c->name, "shm"))
+        if (plx_route.singleton && strcmp(c->name, "shm"))
             continue;
         int needed = plx_route_needed(c), n = 0;
         const struct plx_tp_upcalls *up = (c->flags & PLX_TP_FATE_SHARED) ? &plx_route.direct : &plx_route.routed;
@@ -1093,14 +1108,18 @@ void plx_route_finalize(void)
             while (!plx_list_empty(&rp->rel->unacked)) {
                 struct plx_rel_rec *rec = plx_list_entry(rp->rel->unacked.next, struct plx_rel_rec, link);
                 plx_list_remove(&rec->link);
-                plx_rel_free_rec(rec);
+                free(rec);
             }
             free(rp->rel);
         }
         free(rp);
     }
     free(plx_route.peers);
+    const struct plx_tp_component *const *list = plx_route.list;
+    size_t nlist = plx_route.nlist;
     memset(&plx_route, 0, sizeof plx_route);
+    plx_route.list = list;
+    plx_route.nlist = nlist;
     plx_route_nifaces = 0;
     memset(plx_route_ifaces, 0, sizeof plx_route_ifaces);
 }

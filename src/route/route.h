@@ -14,8 +14,8 @@
  * Channels that can fail on their own (TCP rails, as opposed to shared
  * memory, which fails only with the peer) get an acknowledgement layer as
  * soon as a peer has two of them: every packet carries a link sequence
- * number (hdr.lseq) and the receiver's cumulative acknowledgement
- * (hdr.ack, piggybacked or sent alone as ACK); a copy of each packet (for a
+ * number (hdr.lseq), and the receiver returns cumulative acknowledgements
+ * (ACK packets); a copy of each packet (for a
  * zero-copy DATA piece: a reference into the sender's buffer, whose send
  * completes only when acknowledged) is kept until acknowledged, so that
  * when a channel fails everything it had not delivered goes again on the
@@ -57,6 +57,8 @@ struct plx_route_peer {
     struct plx_chan *ctl;       /* control packets and, unless the rules say otherwise, small messages */
     struct plx_rel *rel;        /* acknowledgement layer, or NULL */
     int lost;                   /* the last channel failed: the peer is lost */
+    int extra;                  /* its messages may be striped over extra channels (see route.c) */
+    uint64_t sent_bytes;        /* message bytes sent, until `extra` */
 };
 
 /* Instances open in this process, by id. */
@@ -128,6 +130,26 @@ void plx_route_print_stats(struct plx_route_peer *rp, uint64_t sent, uint64_t se
 /* For plexus-info: one line per component (works here or why not) and the
  * rules in effect. */
 void plx_route_describe(void (*line)(const char *text, void *arg), void *arg);
+
+/* Remote memory (rma_am.c): the same five operations on every channel,
+ * native where the channel has remote memory, else active messages executed
+ * by the target's progress engine. A key names a registered region of the
+ * target; an operation outside every region fails with PLX_ERR_RANGE and
+ * touches nothing. Each operation counts one (or, fragmented, several) on
+ * comp, completed when it is done at the target; flush completes once every
+ * operation issued to the peer before it is. `op` of atomic: PLX_TP_AT_*. */
+plx_status_t plx_route_mem_register(void *addr, size_t len, struct plx_tp_mr *mr);
+void plx_route_mem_deregister(struct plx_tp_mr *mr);
+plx_status_t plx_route_put(struct plx_route_peer *rp, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                           struct plx_tp_comp *comp);
+plx_status_t plx_route_get(struct plx_route_peer *rp, void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                           struct plx_tp_comp *comp);
+plx_status_t plx_route_atomic(struct plx_route_peer *rp, int op, uint64_t operand, uint64_t compare,
+                              uint64_t *result, uint64_t raddr, uint64_t rkey, struct plx_tp_comp *comp);
+plx_status_t plx_route_flush(struct plx_route_peer *rp, struct plx_tp_comp *comp);
+/* route.c: the fallback's packet handlers, and its answers waiting for room. */
+void plx_route_rma_upcalls(struct plx_tp_upcalls *up);
+int plx_route_rma_poll(void);
 
 /* pt2pt, for the loss of a peer's last channel: decides whether the job
  * ends (no communicator holding it returns errors) or its requests fail. */

@@ -30,9 +30,9 @@
  * Every packet starts with struct plx_hdr (40 bytes, the same for every
  * transport). Matched packets (EAGER, RTS, CANCEL_REQ) carry a per-(sender,
  * receiver) sequence number, so a transport may deliver in any order: the
- * point-to-point layer restores it before matching. `lseq`/`ack` belong to
- * the router's acknowledgement layer on channels that can fail on their own
- * (rails); the transport carries them untouched.
+ * point-to-point layer restores it before matching. `lseq` (and an ACK's
+ * value) belong to the router's acknowledgement layer on channels that can
+ * fail on their own (rails); the transport carries them untouched.
  *
  * Thread rules: as every layer below the API, under the library lock, from
  * the progress engine (poll) and from the layers above (send and the rest).
@@ -56,7 +56,7 @@ enum plx_pkt_type {
     PLX_PKT_CANCEL_ANS,         /* flags PLX_PKT_F_CANCELLED when it was withdrawn */
     PLX_PKT_CREDIT,             /* sreq = eager bytes consumed since the last credit */
     PLX_PKT_PUT_DONE,           /* sender has written the whole message into the receiver (CTS with PUSH) */
-    PLX_PKT_ACK,                /* router: cumulative acknowledgement only (hdr.ack) */
+    PLX_PKT_ACK,                /* router: cumulative acknowledgement (hdr.sreq) */
     PLX_PKT_PING,               /* router: probes a channel that is coming back (no payload) */
     PLX_PKT_RMA,                /* remote-memory fallback: an operation for the target (rma_am.c) */
     PLX_PKT_RMA_ANS,            /* remote-memory fallback: its answer */
@@ -69,9 +69,11 @@ enum plx_pkt_type {
 #define PLX_PKT_F_NOREAD    0x8 /* RTS: not readable in place (packed as it streams): answer CTS */
 #define PLX_PKT_F_FAILED    0x10 /* EAGER/RTS of a collective step whose sender had already failed
                                      * (a member was lost): its data is not to be trusted */
+#define PLX_PKT_F_OTHER     0x20 /* with F_FAILED: it failed for another reason than a lost member */
 #define PLX_PKT_F_TRANSPORT 0x80 /* reserved for a transport's own use; others ignore it */
 
-/* 40 bytes, the same for every transport. */
+/* 32 bytes, the same for every transport: with a payload of up to 32 bytes a
+ * packet is one 64-byte line of a shared-memory ring. */
 struct plx_hdr {
     uint8_t type;
     uint8_t flags;
@@ -84,10 +86,10 @@ struct plx_hdr {
         };
         uint64_t off;           /* DATA: offset of its payload in the message */
     };
-    uint64_t len;               /* payload bytes of this packet */
-    uint64_t sreq;              /* a request cookie: the sender's, or (DATA, CTS answers) the receiver's */
+    uint32_t len;               /* payload bytes of this packet (a DATA piece is below 4 GiB) */
     uint32_t lseq;              /* router: link sequence number (0: not tracked) */
-    uint32_t ack;               /* router: every lseq below this one has arrived here */
+    uint64_t sreq;              /* a request cookie: the sender's, or (DATA, CTS answers) the receiver's;
+                                 * ACK: every lseq below it has arrived */
 };
 
 struct plx_rts {

@@ -83,6 +83,8 @@ EXPECTED = {
                            [1, 0.5, 2.176], [16777216, 3402.8, 4930.384]),
     "limit_tcp_lat.out": ("limit_tcp_lat", ["size_B", "latency_us"], 26,
                           [0, 24.901], [16777216, 16514.126]),
+    "mr_threads.np4.openmpi.out": ("mr_threads", ["size_B", "bw_MBps", "msgs_per_s"], 7,
+                                   [1, 0.01, 8052], [64, 1.00, 15610]),
     "limit_tcp_bw.out": ("limit_tcp_bw", ["size_B", "bw_MBps"], 25,
                          [1, 0.22], [16777216, 1683.69]),
 }

@@ -860,10 +860,10 @@ def test_stray_clients_at_a_rank_port(mpiexec, mh_exchange, tcp_transport, test_
                                               "-n", "2", mh_exchange, "stray", release, marker],
                                  hosts=[h1, h2]))
     job.wait_for(" ready", count=2, timeout=60)
-    def hello(secret, hdr=40):    # tcp_wire.h version 2: a 40-byte packet header
+    def hello(secret, hdr=32):    # tcp_wire.h version 2 (rails), a 32-byte packet header
         return struct.pack("<IHHiiII16s", 0x54584c50, 2, hdr, 0, 1, 2, 0, secret)
     # a packet header that would deliver tag 4242 to rank 1 if it got through
-    pkt = struct.pack("<BBHiiIQQII", 1, 0, 0, 0, 4242, 0, 8, 0, 0, 0) + b"forged!!"
+    pkt = struct.pack("<BBHiiIIIQ", 1, 0, 0, 0, 4242, 0, 8, 0, 0) + b"forged!!"
     attacks = {
         "garbage": b"GET / HTTP/1.0\r\n\r\n",
         "random": bytes((i * 97 + 13) & 0xff for i in range(4096)),

@@ -18,7 +18,7 @@
 #define NCHAN 3
 #endif
 
-struct sent { int ifc; struct plx_hdr h; uint64_t payload[4]; };
+struct sent { int ifc; struct plx_hdr h; uint64_t payload[64]; };
 static struct sent sent[8192];
 static int nsent;
 static const struct plx_tp_upcalls *up;

@@ -6,7 +6,8 @@
  * acknowledges the pieces, not when the channels took them; when one channel
  * fails, every packet it had not delivered is sent again, with the same link
  * sequence number, on the others; a channel that comes back carries pieces
- * again.
+ * again. The extra channels take part only once enough has been sent to the
+ * peer (PLEXUS_ROUTE_EXTRA_BYTES).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,10 +49,30 @@ static int find(int from, int type)
     return -1;
 }
 
+/* Rank 1's CTS for r (on channel k), then the channels drain until r's data
+ * is all out; counts the DATA pieces per channel into on[]. */
+static void stream(struct plx_request *r, int k, int on[NCHAN])
+{
+    uint64_t rreq = 0x7777;
+    struct plx_hdr cts = { .type = PLX_PKT_CTS, .len = 8, .sreq = (uint64_t)(uintptr_t)r, .lseq = rank1_lseq++ };
+    int before = nsent;
+    up->recv[PLX_PKT_CTS](&mock_ifc[k], 1, &cts, &rreq);
+    for (int i = 0; i < 20 && r->rndv_done < (size_t)r->count; i++) {
+        plx_route_poll();
+        plx_pt2pt_flush();
+    }
+    plx_route_poll();
+    for (int c = 0; c < NCHAN; c++)
+        on[c] = 0;
+    for (int s = before; s < nsent; s++)
+        if (sent[s].h.type == PLX_PKT_DATA)
+            on[sent[s].ifc]++;
+}
+
 /* Rank 1 acknowledges everything below `ack`, on channel k. */
 static void ack(int k, uint32_t a)
 {
-    struct plx_hdr h = { .type = PLX_PKT_ACK, .ack = a };
+    struct plx_hdr h = { .type = PLX_PKT_ACK, .sreq = a };
     up->recv[PLX_PKT_ACK](&mock_ifc[k], 1, &h, NULL);
 }
 
@@ -59,6 +80,7 @@ int main(void)
 {
     char err[256];
     setenv("PLEXUS_TRANSPORTS", "mock", 1);
+    setenv("PLEXUS_ROUTE_EXTRA_BYTES", "5M", 1);
     T_CHECK(plx_config_load(err, sizeof err) == 0, "config: %s", err);
     static struct plx_proc procs[2] = { { .node_id = 0, .local_index = 0 }, { .node_id = 1, .local_index = -1 } };
     plx_procs.n = 2;
@@ -82,10 +104,21 @@ int main(void)
     int se = find(0, PLX_PKT_EAGER);
     T_CHECK(se >= 0 && sent[se].h.lseq == 1, "eager packet sent with link sequence number 1");
 
-    /* a large message: RTS, then rank 1's CTS, then pieces over the channels */
+    /* two large messages before PLEXUS_ROUTE_EXTRA_BYTES (5M) is reached:
+     * one channel carries each whole */
     char *big = malloc(BIG);
     for (int i = 0; i < BIG; i++)
         big[i] = (char)(i * 13 + 5);
+    for (int m = 0; m < 2; m++) {
+        struct plx_request w;
+        int on1[NCHAN];
+        start_send(&w, big, BIG, 10 + m);
+        stream(&w, 0, on1);
+        T_CHECK(on1[0] == BIG / (512 << 10) && !on1[1] && !on1[2],
+                "message %d before the threshold: every piece on mock0 (%d, %d, %d)", m, on1[0], on1[1], on1[2]);
+    }
+
+    /* a large message: RTS, then rank 1's CTS, then pieces over the channels */
     struct plx_request r;
     start_send(&r, big, BIG, 2);
     int srts = find(0, PLX_PKT_RTS);

@@ -265,12 +265,12 @@ int main(void)
     /* acknowledgements went back to rank 1 and cover everything it sent */
     uint32_t acked = 0;
     for (int s = 0; s < nsent; s++)
-        if (sent[s].h.ack > acked)
-            acked = sent[s].h.ack;
+        if (sent[s].h.type == PLX_PKT_ACK && sent[s].h.sreq > acked)
+            acked = (uint32_t)sent[s].h.sreq;
     plx_route_poll();
     for (int s = 0; s < nsent; s++)
-        if (sent[s].h.ack > acked)
-            acked = sent[s].h.ack;
+        if (sent[s].h.type == PLX_PKT_ACK && sent[s].h.sreq > acked)
+            acked = (uint32_t)sent[s].h.sreq;
     T_CHECK(acked == next_lseq, "rank 0 acknowledged every link sequence number (%u of %u)", acked, next_lseq - 1);
     T_DONE("reorder");
 }

@@ -30,7 +30,7 @@
 #define PLX_MPIEXEC_EXIT_USAGE 2
 #define PLX_MPIEXEC_EXIT_HOST_LOST 255
 #define PLX_MPIEXEC_EXIT_TIMEOUT 124
-#define PLX_MPIEXEC_MAX_PROCS 100000
+#define PLX_MPIEXEC_MAX_PROCS PLX_WIRE_JOB_MAX   /* what a proxy accepts (wire.h) */
 #define PLX_MPIEXEC_KILL_GRACE 1.0      /* failure: SIGTERM, then SIGKILL after this */
 #define PLX_MPIEXEC_DUMP_GRACE 2.0      /* timeout: SIGURG, then SIGKILL after this */
 #define PLX_MPIEXEC_SIGNAL_GRACE 5.0    /* forwarded SIGINT/SIGTERM, then SIGKILL */

@@ -36,6 +36,7 @@ struct plx_pmisrv_conn {
     int in_barrier;
     int in_mcmd;                /* inside a multi-line mcmd=... until endcmd */
     int broken;                 /* protocol error reported: ignore further input */
+    int warned;                 /* warnings printed about this rank's commands */
     char *buf;                  /* partial line */
     size_t len, cap;
 };
@@ -57,6 +58,31 @@ struct plx_pmisrv_field {
     const char *key;
     const char *val;
 };
+
+/* Warnings about what a rank sent (unknown commands, spawn): at most
+ * PLX_PMISRV_WARN_MAX per rank, so a process that sends junk lines (or a
+ * stranger on PMI_FD) cannot flood the user's terminal at line rate, and with
+ * the command's bytes made printable (no escape sequences reach the terminal).
+ * Found by tests/fuzz/fuzz_pmi_server. */
+#define PLX_PMISRV_WARN_MAX 3
+
+static void plx_pmisrv_warn(struct plx_pmisrv *srv, int rank, const char *what, const char *cmd)
+{
+    struct plx_pmisrv_conn *c = &srv->conn[rank];
+    char shown[65];
+    size_t i = 0;
+
+    if (c->warned > PLX_PMISRV_WARN_MAX)
+        return;
+    if (c->warned++ == PLX_PMISRV_WARN_MAX) {
+        fprintf(stderr, "mpiexec: (further warnings about rank %d's PMI commands are not shown)\n", rank);
+        return;
+    }
+    for (; cmd != NULL && cmd[i] != '\0' && i < sizeof(shown) - 1; i++)
+        shown[i] = cmd[i] >= 0x20 && cmd[i] < 0x7f ? cmd[i] : '?';
+    shown[i] = '\0';
+    fprintf(stderr, "mpiexec: rank %d %s%s%s%s\n", rank, what, cmd ? " \"" : "", shown, cmd ? "\"" : "");
+}
 
 /* ---- key-value table ------------------------------------------------------ */
 
@@ -319,8 +345,7 @@ static void plx_pmisrv_line(struct plx_pmisrv *srv, int rank, char *line)
     if (c->in_mcmd) {               /* skip the body of mcmd=spawn */
         if (strcmp(line, "endcmd") == 0) {
             c->in_mcmd = 0;
-            fprintf(stderr, "mpiexec: rank %d called MPI_Comm_spawn, which this mpiexec does "
-                            "not support\n", rank);
+            plx_pmisrv_warn(srv, rank, "called MPI_Comm_spawn, which this mpiexec does not support", NULL);
             plx_pmisrv_reply(srv, rank, "cmd=spawn_result rc=-1 msg=spawn_not_supported\n");
         }
         return;
@@ -368,7 +393,7 @@ static void plx_pmisrv_line(struct plx_pmisrv *srv, int rank, char *line)
         snprintf(name, sizeof(name), "%.*s_result", (int)(strchr(cmd, '_') - cmd), cmd);
         plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=name_service_not_supported\n", name);
     } else {
-        fprintf(stderr, "mpiexec: rank %d sent the unknown PMI command \"%.64s\"\n", rank, cmd);
+        plx_pmisrv_warn(srv, rank, "sent the unknown PMI command", cmd);
         plx_pmisrv_reply(srv, rank, "cmd=%.64s_result rc=-1 msg=unknown_command\n", cmd);
     }
 }

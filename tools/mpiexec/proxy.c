@@ -359,7 +359,7 @@ static void plx_proxy_launch_parse(struct plx_wire_rd *rd)
     fwd_env = plx_proxy_rd_strv(rd, NULL, 0);
     nfwd = plx_proxy_count(fwd_env);
     p->napps = (int)plx_wire_rd_u32(rd);
-    if (rd->bad || p->size < 1 || p->napps < 1 || p->napps > p->size)
+    if (rd->bad || p->size < 1 || p->size > PLX_WIRE_JOB_MAX || p->napps < 1 || p->napps > p->size)
         goto err_bad;
     p->apps = plx_proxy_xalloc((size_t)p->napps * sizeof(*p->apps));
     for (int a = 0; a < p->napps; a++) {

@@ -55,6 +55,10 @@
 #define PLX_WIRE_SECRET_HEX 32
 #define PLX_WIRE_FRAME_MAX (64u << 20)
 #define PLX_WIRE_SECRET_ENV "PLEXUS_PROXY_SECRET"
+/* Ranks in a job at most (mpiexec's -n limit): a LAUNCH naming more is
+ * malformed, so a proxy never sizes its tables from an unchecked count
+ * (found by tests/fuzz/fuzz_proxy_wire: 2^31 ranks asked for 8 GB). */
+#define PLX_WIRE_JOB_MAX 100000
 
 enum plx_wire_type {
     PLX_WIRE_HELLO = 1,

@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define PLX_TCP_MAGIC 0x54584c50u       /* the bytes "PLXT" on little-endian hosts */
-#define PLX_TCP_VERSION 2                /* 2: 40-byte packet header, rails */
+#define PLX_TCP_VERSION 2                /* 2: the rail in the hello; DATA offset and lseq in the header */
 
 struct plx_tcp_hello {
     uint32_t magic;
