@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "mpiexec.h"
+#include "util/util.h"
 
 #ifndef PLX_VERSION_STRING
 #define PLX_VERSION_STRING "unknown"
@@ -53,6 +54,13 @@ struct plx_mpiexec plx_mpiexec = { .sigfd = -1, .in_pipe = -1, .listen_fd = -1,
                                    .host_timeout = PLX_MPIEXEC_HOST_TIMEOUT };
 
 /* ---- small helpers -------------------------------------------------------- */
+
+/* The launcher's clock (src/util's); one function, so that the fuzz target
+ * of remote.c can stand in a fixed time. */
+double plx_mpiexec_now(void)
+{
+    return plx_util_now();
+}
 
 void plx_mpiexec_msg(const char *fmt, ...)
 {
@@ -462,7 +470,7 @@ void plx_mpiexec_end_job(double grace)
 {
     plx_mpiexec.phase = PLX_MPIEXEC_ENDING;
     plx_mpiexec_kill_all(SIGTERM);
-    plx_mpiexec.kill_at = plx_util_now() + grace;
+    plx_mpiexec.kill_at = plx_mpiexec_now() + grace;
 }
 
 /* A rank failed: name it and the cause, then end the job. */
@@ -591,11 +599,11 @@ void plx_mpiexec_rank_exited(int rank, int signaled, int status)
 
     /* What the rank wrote before it ended comes before our verdict. */
     if (rk->out.fd >= 0)
-        plx_iofwd_pump(&rk->out, plx_util_now());
+        plx_iofwd_pump(&rk->out, plx_mpiexec_now());
     if (rk->err.fd >= 0)
-        plx_iofwd_pump(&rk->err, plx_util_now());
+        plx_iofwd_pump(&rk->err, plx_mpiexec_now());
     /* An abort or finalize may still sit in the socket: run it first. */
-    plx_mpiexec_pmi_readable(rank, plx_util_now());
+    plx_mpiexec_pmi_readable(rank, plx_mpiexec_now());
     plx_mpiexec_pmi_close(rank);
     if (rank == 0 && plx_mpiexec.in_pipe >= 0) {
         close(plx_mpiexec.in_pipe);
@@ -704,7 +712,7 @@ static void plx_mpiexec_signal(int sig)
         plx_mpiexec_msg("got %s: forwarding it to the ranks", plx_mpiexec_signame(sig));
         m->phase = PLX_MPIEXEC_ENDING;
         plx_mpiexec_kill_all(sig);
-        m->kill_at = plx_util_now() + PLX_MPIEXEC_SIGNAL_GRACE;
+        m->kill_at = plx_mpiexec_now() + PLX_MPIEXEC_SIGNAL_GRACE;
     } else {
         plx_mpiexec_msg("got %s again: killing the ranks", plx_mpiexec_signame(sig));
         plx_mpiexec_kill_all(SIGKILL);
@@ -721,7 +729,7 @@ static void plx_mpiexec_signals_read(void)
     /* SIGCHLDs coalesce: a look costs little, a missed exit costs a hang. */
     plx_mpiexec_check_children();
     if (plx_mpiexec.multi)
-        plx_mpiexec_remote_check_children(plx_util_now());
+        plx_mpiexec_remote_check_children(plx_mpiexec_now());
 }
 
 /* ---- stdin forwarding ---------------------------------------------------------------- */
@@ -842,7 +850,7 @@ static void plx_mpiexec_make_kvsname(void)
     uint32_t r;
 
     if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
-        r = (uint32_t)plx_util_now() ^ ((uint32_t)getpid() << 12);
+        r = (uint32_t)plx_mpiexec_now() ^ ((uint32_t)getpid() << 12);
     snprintf(plx_mpiexec.kvsname, sizeof(plx_mpiexec.kvsname), "plexus-%ld-%08x",
              (long)getpid(), r);
 }
@@ -932,7 +940,7 @@ static void plx_mpiexec_launch(void)
 
     if (m->multi) {
         if (m->timeout > 0)
-            m->timeout_at = plx_util_now() + m->timeout;
+            m->timeout_at = plx_mpiexec_now() + m->timeout;
         plx_mpiexec_remote_launch();
         return;
     }
@@ -971,7 +979,7 @@ static void plx_mpiexec_launch(void)
         plx_iofwd_init(&rk->err, rk->proc.err_fd, 2, r, m->tag);
     }
     if (m->timeout > 0)
-        m->timeout_at = plx_util_now() + m->timeout;
+        m->timeout_at = plx_mpiexec_now() + m->timeout;
 }
 
 /* ---- the event loop ------------------------------------------------------------------ */
@@ -1115,7 +1123,7 @@ static void plx_mpiexec_loop(void)
     int *tags = plx_mpiexec_xalloc(max * sizeof(int));
 
     for (;;) {
-        double now = plx_util_now();
+        double now = plx_mpiexec_now();
         double next = plx_mpiexec_deadlines(now);
         size_t n = 0;
 
@@ -1157,7 +1165,7 @@ static void plx_mpiexec_loop(void)
             plx_mpiexec_kill_all(SIGKILL);
             exit(1);
         }
-        now = plx_util_now();
+        now = plx_mpiexec_now();
         /* Signals first: a rank's exit must be known before its EOFs. */
         if (pfd[0].revents != 0)
             plx_mpiexec_signals_read();

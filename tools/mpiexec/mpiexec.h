@@ -25,7 +25,6 @@
 #include "pmi_server.h"
 #include "spawn.h"
 #include "wire.h"
-#include "util/util.h"
 
 #define PLX_MPIEXEC_EXIT_USAGE 2
 #define PLX_MPIEXEC_EXIT_HOST_LOST 255
@@ -164,6 +163,7 @@ struct plx_mpiexec {
 extern struct plx_mpiexec plx_mpiexec;
 
 /* mpiexec.c */
+double plx_mpiexec_now(void);
 void plx_mpiexec_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *plx_mpiexec_xalloc(size_t n);
 _Noreturn void plx_mpiexec_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "util/iface.h"
+#include "util/util.h"
 #include "mpiexec.h"
 
 #define PLX_MPIEXEC_HELLO_TIMEOUT 10.0      /* a new connection must say HELLO by then */
@@ -341,7 +342,7 @@ static void plx_remote_start_launcher(int h, const char *proxy)
         plx_mpiexec_msg("starting the proxy for host %s: %s", ho->name, shown);
         free(shown);
     }
-    ho->launched_at = plx_util_now();
+    ho->launched_at = plx_mpiexec_now();
     if (pipe2(fds, O_CLOEXEC) != 0) {
         fds[0] = fds[1] = -1;
     }
@@ -1086,7 +1087,7 @@ void plx_mpiexec_remote_stdin_send(const char *buf, size_t len)
 void plx_mpiexec_remote_cleanup(void)
 {
     struct plx_mpiexec *m = &plx_mpiexec;
-    double until = plx_util_now() + PLX_MPIEXEC_LAUNCHER_WAIT;
+    double until = plx_mpiexec_now() + PLX_MPIEXEC_LAUNCHER_WAIT;
 
     for (int i = 0; i < PLX_MPIEXEC_PENDING_MAX; i++)
         plx_wire_close(&m->pending[i].conn);
@@ -1099,10 +1100,10 @@ void plx_mpiexec_remote_cleanup(void)
      * kill whatever is left of them. */
     for (;;) {
         int alive = 0;
-        plx_mpiexec_remote_check_children(plx_util_now());
+        plx_mpiexec_remote_check_children(plx_mpiexec_now());
         for (int h = 0; h < m->nhosts; h++)
             alive += m->hosts[h].launcher_pid > 0 && !m->hosts[h].launcher_exited;
-        if (alive == 0 || plx_util_now() >= until)
+        if (alive == 0 || plx_mpiexec_now() >= until)
             break;
         usleep(10000);
     }
