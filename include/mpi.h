@@ -319,6 +319,26 @@ extern int *const MPI_WEIGHTS_EMPTY;
 #define MPI_MODE_NOSUCCEED 16384
 
 /* ------------------------------------------------------------------------
+ * MPI-IO (MPICH's values)
+ * ------------------------------------------------------------------------ */
+#define MPI_MODE_CREATE          1
+#define MPI_MODE_RDONLY          2
+#define MPI_MODE_WRONLY          4
+#define MPI_MODE_RDWR            8
+#define MPI_MODE_DELETE_ON_CLOSE 16
+#define MPI_MODE_UNIQUE_OPEN     32
+#define MPI_MODE_EXCL            64
+#define MPI_MODE_APPEND          128
+#define MPI_MODE_SEQUENTIAL      256
+
+#define MPI_SEEK_SET 600
+#define MPI_SEEK_CUR 602
+#define MPI_SEEK_END 604
+
+#define MPI_DISPLACEMENT_CURRENT (-54278278)
+#define MPI_MAX_DATAREP_STRING   128
+
+/* ------------------------------------------------------------------------
  * Error classes
  *
  * MPICH's numbering. 59-74 are the MPI_T return codes; 75-78 are taken by
@@ -946,6 +966,149 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                             const MPI_Datatype recvtypes[], MPI_Comm comm,
                             MPI_Request *request);
 
+/* MPI-IO. MPI_File_c2f/f2c are functions: an MPI_File is a pointer-sized
+ * opaque (MPICH's ABI), not a Fortran integer. */
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+                  MPI_File *fh);
+int MPI_File_close(MPI_File *fh);
+int MPI_File_delete(const char *filename, MPI_Info info);
+int MPI_File_set_size(MPI_File fh, MPI_Offset size);
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size);
+int MPI_File_get_size(MPI_File fh, MPI_Offset *size);
+int MPI_File_get_amode(MPI_File fh, int *amode);
+int MPI_File_get_group(MPI_File fh, MPI_Group *group);
+int MPI_File_set_info(MPI_File fh, MPI_Info info);
+int MPI_File_get_info(MPI_File fh, MPI_Info *info_used);
+int MPI_File_sync(MPI_File fh);
+int MPI_File_set_atomicity(MPI_File fh, int flag);
+int MPI_File_get_atomicity(MPI_File fh, int *flag);
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
+                      MPI_Datatype filetype, const char *datarep, MPI_Info info);
+int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
+                      MPI_Datatype *filetype, char *datarep);
+int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
+int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                     MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                         MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                      MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                          MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                      MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                       MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                          MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                           MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                  MPI_Status *status);
+int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                      MPI_Status *status);
+int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                   MPI_Status *status);
+int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                       MPI_Status *status);
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                   MPI_Request *request);
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                    MPI_Request *request);
+int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                       MPI_Request *request);
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                        MPI_Request *request);
+int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                         MPI_Status *status);
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Request *request);
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                           MPI_Request *request);
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                           MPI_Status *status);
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                               MPI_Datatype datatype);
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                MPI_Datatype datatype);
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count,
+                             MPI_Datatype datatype);
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count,
+                                 MPI_Datatype datatype);
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
+int MPI_File_get_position(MPI_File fh, MPI_Offset *offset);
+int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
+int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
+                               MPI_Errhandler *errhandler);
+int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
+int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
+int MPI_File_call_errhandler(MPI_File fh, int errorcode);
+MPI_Fint MPI_File_c2f(MPI_File file);
+MPI_File MPI_File_f2c(MPI_Fint file);
+int MPI_Register_datarep(const char *datarep,
+                         MPI_Datarep_conversion_function *read_conversion_fn,
+                         MPI_Datarep_conversion_function *write_conversion_fn,
+                         MPI_Datarep_extent_function *dtype_file_extent_fn,
+                         void *extra_state);
+/* Fortran interoperability (issue 18): a Fortran status is
+ * INTEGER(MPI_STATUS_SIZE) with the C layout; handles need no conversion
+ * (the *_c2f / *_f2c macros above). */
+int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+
+/* MPI-1 datatype functions removed in MPI-3, kept (as MPICH does) for old
+ * codes such as NPB's BTIO; use the MPI-2 functions named in each comment. */
+int MPI_Address(void *location, MPI_Aint *address);                 /* Get_address */
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);       /* Type_get_extent */
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);     /* Type_get_extent */
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);     /* Type_get_extent */
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);                        /* Type_create_hvector */
+int MPI_Type_hindexed(int count, int array_of_blocklengths[],
+                      MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);                       /* Type_create_hindexed */
+int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                    MPI_Datatype array_of_types[], MPI_Datatype *newtype); /* Type_create_struct */
+/* Intercommunicators, nonblocking duplication */
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                         MPI_Comm *newintercomm);
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
+
+/* Dynamic processes (see src/api/dynamic.c for what works) */
+int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name);
+int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
+int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
+int MPI_Open_port(MPI_Info info, char *port_name);
+int MPI_Close_port(const char *port_name);
+int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_join(int fd, MPI_Comm *intercomm);
+int MPI_Comm_disconnect(MPI_Comm *comm);
+int MPI_Comm_get_parent(MPI_Comm *parent);
+int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                   MPI_Comm *intercomm, int array_of_errcodes[]);
+int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+                            const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                            MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+
 /* ---- Profiling interface: the same functions under their PMPI_ names ---- */
 
 /* Environment */
@@ -1366,6 +1529,144 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                              void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
                              const MPI_Datatype recvtypes[], MPI_Comm comm,
                              MPI_Request *request);
+
+/* MPI-IO */
+int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+                   MPI_File *fh);
+int PMPI_File_close(MPI_File *fh);
+int PMPI_File_delete(const char *filename, MPI_Info info);
+int PMPI_File_set_size(MPI_File fh, MPI_Offset size);
+int PMPI_File_preallocate(MPI_File fh, MPI_Offset size);
+int PMPI_File_get_size(MPI_File fh, MPI_Offset *size);
+int PMPI_File_get_amode(MPI_File fh, int *amode);
+int PMPI_File_get_group(MPI_File fh, MPI_Group *group);
+int PMPI_File_set_info(MPI_File fh, MPI_Info info);
+int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used);
+int PMPI_File_sync(MPI_File fh);
+int PMPI_File_set_atomicity(MPI_File fh, int flag);
+int PMPI_File_get_atomicity(MPI_File fh, int *flag);
+int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
+                       MPI_Datatype filetype, const char *datarep, MPI_Info info);
+int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
+                       MPI_Datatype *filetype, char *datarep);
+int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
+int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                      MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                          MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                       MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                           MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                       MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                        MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                           MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                            MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                   MPI_Status *status);
+int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                       MPI_Status *status);
+int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                    MPI_Status *status);
+int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                        MPI_Status *status);
+int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                    MPI_Request *request);
+int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                     MPI_Request *request);
+int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                        MPI_Request *request);
+int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                         MPI_Request *request);
+int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                           MPI_Status *status);
+int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                           MPI_Request *request);
+int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                            MPI_Request *request);
+int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                           MPI_Status *status);
+int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                            MPI_Status *status);
+int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                MPI_Datatype datatype);
+int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                 MPI_Datatype datatype);
+int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count,
+                              MPI_Datatype datatype);
+int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count,
+                                  MPI_Datatype datatype);
+int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status);
+int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status);
+int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
+int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset);
+int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
+int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
+int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
+                                MPI_Errhandler *errhandler);
+int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
+int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
+int PMPI_File_call_errhandler(MPI_File fh, int errorcode);
+MPI_Fint PMPI_File_c2f(MPI_File file);
+MPI_File PMPI_File_f2c(MPI_Fint file);
+int PMPI_Register_datarep(const char *datarep,
+                          MPI_Datarep_conversion_function *read_conversion_fn,
+                          MPI_Datarep_conversion_function *write_conversion_fn,
+                          MPI_Datarep_extent_function *dtype_file_extent_fn,
+                          void *extra_state);
+
+/* Fortran interoperability (issue 18) */
+int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+int PMPI_Address(void *location, MPI_Aint *address);
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+int PMPI_Type_hindexed(int count, int array_of_blocklengths[],
+                       MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                       MPI_Datatype *newtype);
+int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                     MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+/* Intercommunicators, nonblocking duplication */
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                         MPI_Comm *newintercomm);
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size);
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
+
+/* Dynamic processes (see src/api/dynamic.c for what works) */
+int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name);
+int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
+int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
+int PMPI_Open_port(MPI_Info info, char *port_name);
+int PMPI_Close_port(const char *port_name);
+int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
+int PMPI_Comm_join(int fd, MPI_Comm *intercomm);
+int PMPI_Comm_disconnect(MPI_Comm *comm);
+int PMPI_Comm_get_parent(MPI_Comm *parent);
+int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                   MPI_Comm *intercomm, int array_of_errcodes[]);
+int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+                            const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                            MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -5,7 +5,9 @@
 #   tests:  python3 + pytest (launcher/system tests), iproute2 (test hosts in
 #           network namespaces), mpich (mpiexec.hydra: our binaries must run
 #           under MPICH's launcher too)
+#   launchers: libpmix-dev, slurm-wlm, munge (PMIx client; Slurm system test)
 #   bench:  openmpi + mpich (side-by-side comparison), matplotlib (plots)
+#   fortran: gfortran (the Fortran bindings are built when it is found)
 set -euo pipefail
 pkgs=(gcc make cmake pkg-config python3 python3-pytest iproute2 procps mpich libmpich-dev)
 # system tests of multirail TCP (tests/system/test_multirail.py): nft drops a
@@ -14,6 +16,10 @@ pkgs+=(nftables)
 # fuzz targets and the ThreadSanitizer build (issue 19): clang, with libFuzzer
 # and the sanitizer runtimes
 pkgs+=(clang libclang-rt-14-dev)
+pkgs+=(gfortran)
+# launchers (issue 16): the PMIx client library (built in when found), and a
+# one-node Slurm with munge for tests/system/test_slurm.py (srun --mpi=pmi2/pmix, sbatch)
+pkgs+=(libpmix-dev slurm-wlm munge)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

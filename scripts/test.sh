@@ -51,6 +51,10 @@ if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPLEXUS_SANITIZE=ON >/dev/
     run_ctest build-asan -j"$jobs" -L unit
     run_ctest build-asan -j"$jobs" \
         -R '^mpi\.(pt2pt_basic|modes|ordering|nonblocking|persistent|probe|cancel|flood|rndv|comm|errhandler|attr|dt_attr|dt_pt2pt|coll|coll_move|coll_reduce|coll_shmchunk_reduce)\.np(2|4)$'
+    # MPI-IO (issue 18)
+    run_ctest build-asan -j"$jobs" -R '^mpi\.(io_access|io_coll|io_errors)\.np(2|4)$'
+    # intercommunicators, idup, ports and joins (issue 16)
+    run_ctest build-asan -j"$jobs" -R '^mpi\.(intercomm|dynamic)\.np(2|3|4)$'
     unset ASAN_OPTIONS UBSAN_OPTIONS
 else
     tail -50 build-asan.log

@@ -51,6 +51,8 @@ void plx_api_check_init(const char *fn);
 /* Handle decoders: return MPI_SUCCESS and set *_p, or raise and return the
  * error (MPI_ERR_COMM / MPI_ERR_GROUP / ...). */
 int plx_api_comm(MPI_Comm h, struct plx_comm **c_p, const char *fn);
+/* The same, and MPI_ERR_COMM for an intercommunicator. */
+int plx_api_intracomm(MPI_Comm h, struct plx_comm **c_p, const char *fn);
 int plx_api_group(struct plx_comm *errcomm, MPI_Group h, struct plx_group **g_p, const char *fn, const char *arg);
 int plx_api_info(struct plx_comm *errcomm, MPI_Info h, struct plx_info **i_p, const char *fn, const char *arg);
 

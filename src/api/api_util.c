@@ -93,6 +93,15 @@ int plx_api_comm(MPI_Comm h, struct plx_comm **c_p, const char *fn)
     return MPI_SUCCESS;
 }
 
+int plx_api_intracomm(MPI_Comm h, struct plx_comm **c_p, const char *fn)
+{
+    int rc = plx_api_comm(h, c_p, fn);
+    if (rc == MPI_SUCCESS && plx_comm_is_inter(*c_p))
+        rc = plx_api_err(*c_p, fn, MPI_ERR_COMM,
+                         "argument 'comm' is an intercommunicator (an intracommunicator is required)");
+    return rc;
+}
+
 int plx_api_group(struct plx_comm *errcomm, MPI_Group h, struct plx_group **g_p, const char *fn, const char *arg)
 {
     plx_api_check_init(fn);

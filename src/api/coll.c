@@ -10,6 +10,7 @@
 #include <string.h>
 #include "api/api.h"
 #include "coll/algo.h"
+#include "coll/inter.h"
 #include "coll/shmcoll.h"
 #include "core/datatype.h"
 #include "core/op.h"
@@ -147,6 +148,14 @@ static int plx_cc_counts(struct plx_comm *c, const char *fn, const int *counts, 
 
 static int plx_cc_root(struct plx_comm *c, int root, const char *fn)
 {
+    if (plx_comm_is_inter(c)) {
+        if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->size))
+            return MPI_SUCCESS;
+        return plx_api_err(c, fn, MPI_ERR_ROOT,
+                           "argument 'root' is %d on an intercommunicator: must be MPI_ROOT, MPI_PROC_NULL or a "
+                           "rank of the remote group (0..%d)",
+                           root, c->size - 1);
+    }
     if (root < 0 || root >= c->size)
         return plx_api_err(c, fn, MPI_ERR_ROOT, "argument 'root' is %d but the communicator has %d ranks", root,
                            c->size);
@@ -170,6 +179,14 @@ static int plx_cc_alias(struct plx_comm *c, const char *fn, const void *sbuf, co
 {
     if (sbuf == rbuf && sbuf && count > 0)
         return plx_api_err(c, fn, MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
+    return MPI_SUCCESS;
+}
+
+/* MPI_IN_PLACE has no meaning on an intercommunicator. */
+static int plx_cc_inter_inplace(struct plx_comm *c, const char *fn, const void *sbuf, const void *rbuf)
+{
+    if (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE)
+        return plx_api_err(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed on an intercommunicator");
     return MPI_SUCCESS;
 }
 
@@ -199,7 +216,11 @@ static int plx_barrier(MPI_Comm comm, MPI_Request *req, const char *fn)
     struct plx_comm *c = NULL;
     plx_api_lock();
     int rc = plx_cc_comm(comm, req, &c, fn);
-    if (rc == MPI_SUCCESS && !(req == NULL && plx_shmcoll_barrier(c))) {
+    if (rc == MPI_SUCCESS && plx_comm_is_inter(c)) {
+        struct plx_sched *s = plx_sched_new(c);
+        plx_inter_barrier_sched(s);
+        rc = plx_cc_go(s, req, c, fn);
+    } else if (rc == MPI_SUCCESS && !(req == NULL && plx_shmcoll_barrier(c))) {
         struct plx_sched *s = plx_sched_new(c);
         plx_coll_barrier_sched(s);
         rc = plx_cc_go(s, req, c, fn);
@@ -226,10 +247,14 @@ static int plx_bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Com
     plx_api_lock();
     int rc = plx_cc_comm(comm, req, &c, fn);
     if (rc == MPI_SUCCESS)
-        rc = plx_cc_buf(c, fn, buf, count, dtype, &dt, "buffer");
+        rc = plx_cc_buf(c, fn, buf, root == MPI_PROC_NULL ? 0 : count, dtype, &dt, "buffer");
     if (rc == MPI_SUCCESS)
         rc = plx_cc_root(c, root, fn);
-    if (rc == MPI_SUCCESS && !(req == NULL && plx_cc_shm_bcast(c, buf, count, dt, root))) {
+    if (rc == MPI_SUCCESS && plx_comm_is_inter(c)) {
+        struct plx_sched *s = plx_sched_new(c);
+        plx_inter_bcast_sched(s, buf, root == MPI_PROC_NULL ? 0 : count, dt, root);
+        rc = plx_cc_go(s, req, c, fn);
+    } else if (rc == MPI_SUCCESS && !(req == NULL && plx_cc_shm_bcast(c, buf, count, dt, root))) {
         struct plx_sched *s = plx_sched_new(c);
         plx_coll_bcast_sched(s, buf, count, dt, root);
         rc = plx_cc_go(s, req, c, fn);
@@ -263,9 +288,22 @@ static int plx_gs(int kind, const void *sbuf, int scount, const int *scounts, co
         rc = plx_cc_root(c, root, fn);
     if (rc)
         goto out;
-    int am_root = c->rank == root, gather = kind < 2;
-    if (gather) {
-        if (!(am_root && sbuf == MPI_IN_PLACE))
+    int inter = plx_comm_is_inter(c);
+    int am_root = inter ? root == MPI_ROOT : c->rank == root, gather = kind < 2;
+    /* MPI_PROC_NULL takes no part but still runs an (empty) schedule: every
+     * member must draw the same collective tags */
+    if (inter && root != MPI_PROC_NULL &&
+        (rc = plx_cc_inter_inplace(c, fn, am_root ? NULL : sbuf, am_root ? NULL : rbuf)))
+        goto out;
+    if (inter && root == MPI_PROC_NULL) {
+        /* nothing to check */
+    } else if (inter && !am_root) {
+        if (gather)
+            rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
+        else
+            rc = plx_cc_buf(c, fn, rbuf, rcount, rtype, &rdt, "recvbuf");
+    } else if (gather) {
+        if (!(am_root && (sbuf == MPI_IN_PLACE || inter)))
             rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
         if (rc == MPI_SUCCESS && am_root) {
             if (kind == 1 && (rc = plx_cc_counts(c, fn, rcounts, rdispls, "recvcounts")) == MPI_SUCCESS)
@@ -274,7 +312,7 @@ static int plx_gs(int kind, const void *sbuf, int scount, const int *scounts, co
                 rc = plx_cc_buf(c, fn, rbuf, rcount, rtype, &rdt, "recvbuf");
         }
     } else {
-        if (!(am_root && rbuf == MPI_IN_PLACE))
+        if (!(am_root && (rbuf == MPI_IN_PLACE || inter)))
             rc = plx_cc_buf(c, fn, rbuf, rcount, rtype, &rdt, "recvbuf");
         if (rc == MPI_SUCCESS && am_root) {
             if (kind == 3 && (rc = plx_cc_counts(c, fn, scounts, sdispls, "sendcounts")) == MPI_SUCCESS)
@@ -286,6 +324,18 @@ static int plx_gs(int kind, const void *sbuf, int scount, const int *scounts, co
     if (rc)
         goto out;
     struct plx_sched *s = plx_sched_new(c);
+    if (inter) {
+        if (kind == 0)
+            plx_inter_gather_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt, root);
+        else if (kind == 1)
+            plx_inter_gatherv_sched(s, sbuf, scount, sdt, rbuf, rcounts, rdispls, rdt, root);
+        else if (kind == 2)
+            plx_inter_scatter_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt, root);
+        else
+            plx_inter_scatterv_sched(s, sbuf, scounts, sdispls, sdt, rbuf, rcount, rdt, root);
+        rc = plx_cc_go(s, req, c, fn);
+        goto out;
+    }
     switch (kind) {
     case 0:
         plx_coll_gather_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt, root);
@@ -372,13 +422,23 @@ static int plx_allgather(const void *sbuf, int scount, MPI_Datatype stype, void 
     struct plx_datatype *sdt = NULL, *rdt = NULL;
     plx_api_lock();
     int rc = plx_cc_comm(comm, req, &c, fn);
+    int inter = rc == MPI_SUCCESS && plx_comm_is_inter(c);
+    if (inter)
+        rc = plx_cc_inter_inplace(c, fn, sbuf, rbuf);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
         rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
     if (rc == MPI_SUCCESS && v)
         rc = plx_cc_counts(c, fn, rcounts, displs, "recvcounts");
     if (rc == MPI_SUCCESS)
         rc = plx_cc_buf(c, fn, rbuf, v ? 0 : rcount, rtype, &rdt, "recvbuf");
-    if (rc == MPI_SUCCESS &&
+    if (rc == MPI_SUCCESS && inter) {
+        struct plx_sched *s = plx_sched_new(c);
+        if (v)
+            plx_inter_allgatherv_sched(s, sbuf, scount, sdt, rbuf, rcounts, displs, rdt);
+        else
+            plx_inter_allgather_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt);
+        rc = plx_cc_go(s, req, c, fn);
+    } else if (rc == MPI_SUCCESS &&
         !(req == NULL && !v &&
           plx_cc_shm_exchange(plx_shmcoll_allgather, c, sbuf, scount, sdt, rbuf, rcount, rdt))) {
         struct plx_sched *s = plx_sched_new(c);
@@ -427,11 +487,34 @@ static int plx_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *
     struct plx_datatype *sdt = NULL, *rdt = NULL;
     plx_api_lock();
     int rc = plx_cc_comm(comm, req, &c, fn);
+    int inter = rc == MPI_SUCCESS && plx_comm_is_inter(c);
+    if (inter)
+        rc = plx_cc_inter_inplace(c, fn, sbuf, rbuf);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
         rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
     if (rc == MPI_SUCCESS)
         rc = plx_cc_buf(c, fn, rbuf, rcount, rtype, &rdt, "recvbuf");
-    if (rc == MPI_SUCCESS &&
+    if (rc == MPI_SUCCESS && inter) {
+        /* the per-peer form: block j of sbuf goes to remote rank j */
+        int p = c->size;
+        int *cnt = plx_malloc(2 * (size_t)p * sizeof *cnt);
+        MPI_Aint *d = plx_malloc(2 * (size_t)p * sizeof *d);
+        struct plx_datatype **t = plx_malloc(2 * (size_t)p * sizeof *t);
+        for (int j = 0; j < p; j++) {
+            cnt[j] = scount;
+            cnt[p + j] = rcount;
+            d[j] = (MPI_Aint)j * scount * sdt->extent;
+            d[p + j] = (MPI_Aint)j * rcount * rdt->extent;
+            t[j] = sdt;
+            t[p + j] = rdt;
+        }
+        struct plx_sched *s = plx_sched_new(c);
+        plx_inter_alltoallw_sched(s, sbuf, cnt, d, t, rbuf, cnt + p, d + p, t + p);
+        rc = plx_cc_go(s, req, c, fn);
+        free(cnt);
+        free(d);
+        free(t);
+    } else if (rc == MPI_SUCCESS &&
         !(req == NULL && plx_cc_shm_exchange(plx_shmcoll_alltoall, c, sbuf, scount, sdt, rbuf, rcount, rdt))) {
         struct plx_sched *s = plx_sched_new(c);
         plx_coll_alltoall_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt);
@@ -485,13 +568,18 @@ static int plx_alltoallw(const void *sbuf, const int *scounts, const int *sdispl
     int p = c->size;
     MPI_Aint *sd = plx_malloc(2 * (size_t)p * sizeof *sd), *rd = sd + p;
     struct plx_datatype **sdts = plx_malloc(2 * (size_t)p * sizeof *sdts), **rdts = sdts + p;
-    if (sbuf != MPI_IN_PLACE)
+    if (plx_comm_is_inter(c))
+        rc = plx_cc_inter_inplace(c, fn, sbuf, rbuf);
+    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
         rc = plx_cc_side(c, fn, sbuf, scounts, sdispls, stypes, stype, w, sd, sdts, "sendcounts");
     if (rc == MPI_SUCCESS)
         rc = plx_cc_side(c, fn, rbuf, rcounts, rdispls, rtypes, rtype, w, rd, rdts, "recvcounts");
     if (rc == MPI_SUCCESS) {
         struct plx_sched *s = plx_sched_new(c);
-        plx_coll_alltoallw_sched(s, sbuf, scounts, sd, sdts, rbuf, rcounts, rd, rdts);
+        if (plx_comm_is_inter(c))
+            plx_inter_alltoallw_sched(s, sbuf, scounts, sd, sdts, rbuf, rcounts, rd, rdts);
+        else
+            plx_coll_alltoallw_sched(s, sbuf, scounts, sd, sdts, rbuf, rcounts, rd, rdts);
         rc = plx_cc_go(s, req, c, fn);
     }
     free(sd);
@@ -533,6 +621,62 @@ int PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[], 
 
 enum { PLX_RED_REDUCE, PLX_RED_ALLREDUCE, PLX_RED_SCAN, PLX_RED_EXSCAN, PLX_RED_SCATTER, PLX_RED_SCATTER_BLOCK };
 
+/* The reductions on an intercommunicator: counts of Reduce_scatter are
+ * per local rank, and both sides reduce vectors of the same length. */
+static int plx_red_inter(int kind, struct plx_comm *c, const void *sbuf, void *rbuf, int count, const int *rcounts,
+                         MPI_Datatype dtype, MPI_Op oph, int root, MPI_Request *req, const char *fn)
+{
+    struct plx_datatype *dt = NULL;
+    struct plx_op *op = NULL;
+    int lsize = c->group->size;
+    if (kind == PLX_RED_SCAN || kind == PLX_RED_EXSCAN)
+        return plx_api_err(c, fn, MPI_ERR_COMM, "not defined on an intercommunicator");
+    if (kind == PLX_RED_REDUCE && root == MPI_PROC_NULL)   /* takes no part, but draws a tag */
+        return plx_cc_go(plx_sched_new(c), req, c, fn);
+    int rc = plx_cc_inter_inplace(c, fn, sbuf, rbuf);
+    if (rc)
+        return rc;
+    MPI_Aint total = count, rlen = count;
+    if (kind == PLX_RED_SCATTER) {
+        if (!rcounts)
+            return plx_api_null_arg(c, fn, "recvcounts");
+        total = 0;
+        for (int i = 0; i < lsize; i++) {
+            if (rcounts[i] < 0)
+                return plx_api_err(c, fn, MPI_ERR_COUNT, "recvcounts[%d] is negative (%d)", i, rcounts[i]);
+            total += rcounts[i];
+        }
+        rlen = rcounts[c->rank];
+    } else if (kind == PLX_RED_SCATTER_BLOCK) {
+        total = (MPI_Aint)count * lsize;
+    }
+    int sends = kind != PLX_RED_REDUCE || root != MPI_ROOT;
+    int recvs = kind != PLX_RED_REDUCE || root == MPI_ROOT;
+    rc = plx_cc_buf(c, fn, recvs ? rbuf : (void *)1, recvs ? rlen : 0, dtype, &dt, "recvbuf");
+    if (rc == MPI_SUCCESS && sends)
+        rc = plx_cc_buf(c, fn, sbuf, total, dtype, &dt, "sendbuf");
+    if (rc == MPI_SUCCESS)
+        rc = plx_cc_op(c, fn, oph, dt, &op);
+    if (rc)
+        return rc;
+    struct plx_sched *s = plx_sched_new(c);
+    plx_sched_set_op(s, op);
+    if (kind == PLX_RED_REDUCE) {
+        plx_inter_reduce_sched(s, sbuf, rbuf, count, dt, root);
+    } else if (kind == PLX_RED_ALLREDUCE) {
+        plx_inter_allreduce_sched(s, sbuf, rbuf, count, dt);
+    } else if (kind == PLX_RED_SCATTER) {
+        plx_inter_reduce_scatter_sched(s, sbuf, rbuf, rcounts, dt);
+    } else {
+        int *counts = plx_malloc((size_t)lsize * sizeof *counts);
+        for (int i = 0; i < lsize; i++)
+            counts[i] = count;
+        plx_inter_reduce_scatter_sched(s, sbuf, rbuf, counts, dt);
+        free(counts);
+    }
+    return plx_cc_go(s, req, c, fn);
+}
+
 static int plx_red(int kind, const void *sbuf, void *rbuf, int count, const int *rcounts, MPI_Datatype dtype,
                    MPI_Op oph, int root, MPI_Comm comm, MPI_Request *req, const char *fn)
 {
@@ -545,6 +689,10 @@ static int plx_red(int kind, const void *sbuf, void *rbuf, int count, const int 
         rc = plx_cc_root(c, root, fn);
     if (rc)
         goto out;
+    if (plx_comm_is_inter(c)) {
+        rc = plx_red_inter(kind, c, sbuf, rbuf, count, rcounts, dtype, oph, root, req, fn);
+        goto out;
+    }
     int *counts = NULL;
     MPI_Aint total = count;
     if (kind == PLX_RED_SCATTER) {

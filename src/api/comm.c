@@ -11,10 +11,14 @@
  *
  * Comm_split costs one allgather of (color, key) plus the id agreement;
  * each process then sorts its own color: O(size log size).
+ *
+ * On an intercommunicator, dup, split, split_type and create go to
+ * api/intercomm.c; create_group takes intracommunicators only.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "api/api.h"
+#include "api/intercomm.h"
 #include "coll/coll.h"
 #include "core/runtime.h"
 #include "pt2pt/pt2pt.h"
@@ -59,7 +63,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
         rc = plx_api_null_arg(c, fn, "size");
         goto out;
     }
-    *size = c->size;
+    *size = c->group->size;   /* c->size: the remote group's on an intercommunicator */
 out:
     plx_api_unlock();
     return rc;
@@ -100,13 +104,18 @@ static int plx_comm_dup_common(MPI_Comm comm, int use_info, MPI_Info info, MPI_C
         rc = plx_api_null_arg(c, fn, "newcomm");
         goto out;
     }
-    plx_status_t st = plx_comm_alloc_context(c, &ctx);
-    if (PLX_IS_ERR(st)) {
-        rc = plx_comm_status_err(c, fn, st, "agreeing on a context id");
-        goto out;
+    if (plx_comm_is_inter(c)) {
+        if (!(nc = plx_intercomm_dup(c, fn, &rc)))
+            goto out;
+    } else {
+        plx_status_t st = plx_comm_alloc_context(c, &ctx);
+        if (PLX_IS_ERR(st)) {
+            rc = plx_comm_status_err(c, fn, st, "agreeing on a context id");
+            goto out;
+        }
+        if (!(nc = plx_comm_make(c, c->group, ctx, fn, &rc)))
+            goto out;
     }
-    if (!(nc = plx_comm_make(c, c->group, ctx, fn, &rc)))
-        goto out;
     int cb = plx_attr_copy_all(c, nc);
     if (cb != MPI_SUCCESS) {
         plx_comm_release(nc);   /* runs the delete callbacks of what was copied */
@@ -216,7 +225,10 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
         rc = plx_api_null_arg(c, fn, "newcomm");
         goto out;
     }
-    rc = plx_api_comm_split(c, color, key, newcomm, fn);
+    if (plx_comm_is_inter(c))
+        rc = plx_intercomm_split(c, color, key, newcomm, fn);
+    else
+        rc = plx_api_comm_split(c, color, key, newcomm, fn);
 out:
     plx_api_unlock();
     return rc;
@@ -241,14 +253,18 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     if (split_type == MPI_UNDEFINED) {
         color = MPI_UNDEFINED;
     } else if (split_type == MPI_COMM_TYPE_SHARED) {
-        color = plx_node_id_of(c->lpids[c->rank]);
+        color = plx_node_id_of(c->group->lpids[c->rank]);    /* c->lpids: the remote group's on an intercomm */
     } else {
         rc = plx_api_err(c, fn, MPI_ERR_ARG,
                          "argument 'split_type' is %d, must be MPI_COMM_TYPE_SHARED (%d) or MPI_UNDEFINED", split_type,
                          MPI_COMM_TYPE_SHARED);
         goto out;
     }
-    rc = plx_api_comm_split(c, color, key, newcomm, fn);
+    /* on an intercommunicator: the members of both sides on my node */
+    if (plx_comm_is_inter(c))
+        rc = plx_intercomm_split(c, color, key, newcomm, fn);
+    else
+        rc = plx_api_comm_split(c, color, key, newcomm, fn);
 out:
     plx_api_unlock();
     return rc;
@@ -294,6 +310,10 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     }
     if ((rc = plx_comm_check_subgroup(c, g, fn)))
         goto out;
+    if (plx_comm_is_inter(c)) {
+        rc = plx_intercomm_create(c, g, newcomm, fn);
+        goto out;
+    }
     plx_status_t st = plx_comm_alloc_context(c, &ctx);
     if (PLX_IS_ERR(st)) {
         rc = plx_comm_status_err(c, fn, st, "agreeing on a context id");
@@ -319,7 +339,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     struct plx_group *g;
     int rc, ctx;
     plx_api_lock();
-    if ((rc = plx_api_comm(comm, &c, fn)) || (rc = plx_api_group(c, group, &g, fn, "group")))
+    if ((rc = plx_api_intracomm(comm, &c, fn)) || (rc = plx_api_group(c, group, &g, fn, "group")))
         goto out;
     if (!newcomm) {
         rc = plx_api_null_arg(c, fn, "newcomm");
@@ -409,6 +429,15 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
     }
     if (c1 == c2) {
         *result = MPI_IDENT;
+    } else if (plx_comm_is_inter(c1) != plx_comm_is_inter(c2)) {
+        *result = MPI_UNEQUAL;
+    } else if (plx_comm_is_inter(c1)) {
+        /* both groups alike: congruent; both at least similar: similar */
+        int l = plx_group_compare(c1->group, c2->group);
+        int r = plx_group_compare(c1->remote_group, c2->remote_group);
+        *result = l == MPI_IDENT && r == MPI_IDENT ? MPI_CONGRUENT
+                  : l != MPI_UNEQUAL && r != MPI_UNEQUAL ? MPI_SIMILAR
+                                                         : MPI_UNEQUAL;
     } else {
         int g = plx_group_compare(c1->group, c2->group);
         *result = g == MPI_IDENT ? MPI_CONGRUENT : g;
@@ -511,7 +540,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
         rc = plx_api_null_arg(c, fn, "flag");
         goto out;
     }
-    *flag = 0;                  /* no intercommunicators yet */
+    *flag = plx_comm_is_inter(c);
 out:
     plx_api_unlock();
     return rc;

@@ -380,7 +380,7 @@ int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int perio
     static const char fn[] = "MPI_Cart_create";
     struct plx_comm *c = NULL;
     plx_api_lock();
-    int rc = plx_api_comm(comm, &c, fn);
+    int rc = plx_api_intracomm(comm, &c, fn);
     if (rc)
         goto out;
     if (!newcomm) {
@@ -556,7 +556,7 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
 {
     static const char fn[] = "MPI_Cart_map";
     struct plx_comm *c;
-    int rc = plx_api_comm(comm, &c, fn);
+    int rc = plx_api_intracomm(comm, &c, fn);
     if (rc)
         return rc;
     if (!newrank || (ndims > 0 && !dims))
@@ -595,7 +595,7 @@ int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int ed
     static const char fn[] = "MPI_Graph_create";
     struct plx_comm *c = NULL;
     plx_api_lock();
-    int rc = plx_api_comm(comm, &c, fn);
+    int rc = plx_api_intracomm(comm, &c, fn);
     if (rc == MPI_SUCCESS && !newcomm)
         rc = plx_api_null_arg(c, fn, "comm_graph");
     if (rc == MPI_SUCCESS && (nnodes < 0 || nnodes > c->size))
@@ -691,7 +691,7 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
 {
     static const char fn[] = "MPI_Graph_map";
     struct plx_comm *c;
-    int rc = plx_api_comm(comm, &c, fn);
+    int rc = plx_api_intracomm(comm, &c, fn);
     if (rc)
         return rc;
     if (!newrank)
@@ -722,7 +722,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sourc
     static const char fn[] = "MPI_Dist_graph_create_adjacent";
     struct plx_comm *c = NULL;
     plx_api_lock();
-    int rc = plx_api_comm(comm, &c, fn);
+    int rc = plx_api_intracomm(comm, &c, fn);
     if (rc == MPI_SUCCESS && !newcomm)
         rc = plx_api_null_arg(c, fn, "comm_dist_graph");
     if (rc == MPI_SUCCESS && (indegree < 0 || outdegree < 0))
@@ -761,7 +761,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int 
     static const char fn[] = "MPI_Dist_graph_create";
     struct plx_comm *c = NULL;
     plx_api_lock();
-    int rc = plx_api_comm(comm, &c, fn);
+    int rc = plx_api_intracomm(comm, &c, fn);
     if (rc == MPI_SUCCESS && !newcomm)
         rc = plx_api_null_arg(c, fn, "comm_dist_graph");
     if (rc == MPI_SUCCESS && n < 0)

@@ -16,12 +16,13 @@
 #include "progress/progress.h"
 #include "pt2pt/pt2pt.h"
 
-static struct plx_request *plx_coll_start(int kind, void *buf, size_t n, int peer, int tag, struct plx_comm *c)
+static struct plx_request *plx_coll_start_ctx(int kind, void *buf, size_t n, int peer, int tag, struct plx_comm *c,
+                                              int ctx)
 {
     struct plx_request *r = plx_request_new(kind, c);
     r->rank = peer;
     r->tag = tag;
-    r->ctx = c->context_id + 1;
+    r->ctx = ctx;
     r->buf = buf;
     r->count = (MPI_Aint)n;
     r->dt = plx_dt_lookup(MPI_BYTE);
@@ -32,6 +33,11 @@ static struct plx_request *plx_coll_start(int kind, void *buf, size_t n, int pee
         r->st_error = MPI_ERR_OTHER;
     }
     return r;
+}
+
+static struct plx_request *plx_coll_start(int kind, void *buf, size_t n, int peer, int tag, struct plx_comm *c)
+{
+    return plx_coll_start_ctx(kind, buf, n, peer, tag, c, c->context_id + 1);
 }
 
 /* Waits for r and frees it; PLX_ERR_* if it failed. */
@@ -53,6 +59,15 @@ static plx_status_t plx_coll_send(const void *buf, size_t n, int peer, int tag, 
 static plx_status_t plx_coll_recv(void *buf, size_t n, int peer, int tag, struct plx_comm *c)
 {
     return plx_coll_finish(plx_coll_start(PLX_REQ_RECV, buf, n, peer, tag, c));
+}
+
+plx_status_t plx_coll_sendrecv(const void *sbuf, size_t sn, void *rbuf, size_t rn, int peer, struct plx_comm *c,
+                               int ctx, int tag)
+{
+    struct plx_request *s = plx_coll_start_ctx(PLX_REQ_SEND, (void *)sbuf, sn, peer, tag, c, ctx);
+    struct plx_request *r = plx_coll_start_ctx(PLX_REQ_RECV, rbuf, rn, peer, tag, c, ctx);
+    plx_status_t a = plx_coll_finish(s), b = plx_coll_finish(r);
+    return a != PLX_OK ? a : b;
 }
 
 plx_status_t plx_coll_barrier(struct plx_comm *c, int tag)

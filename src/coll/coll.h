@@ -23,6 +23,12 @@
 #define PLX_COLL_TAG_DEFAULT (-2)     /* context-id agreement, finalize */
 #define PLX_COLL_TAG_SHM (-3)         /* setting up a shared collective segment */
 #define PLX_COLL_TAG_TOPO (-4)        /* building a distributed graph topology */
+/* MPI_Comm_connect/accept/join on MPI_COMM_WORLD's collective context (below
+ * -7: -4 and its sub-tags are the topology's)
+ * (api/dynamic.c): a connect request, its answer, the roots' exchange */
+#define PLX_COLL_TAG_CONNECT (-8)
+#define PLX_COLL_TAG_ACCEPT (-9)
+#define PLX_COLL_TAG_MEET (-10)
 
 enum plx_coll_u64_op { PLX_COLL_BAND, PLX_COLL_BOR, PLX_COLL_MAX, PLX_COLL_MIN, PLX_COLL_SUM };
 
@@ -41,6 +47,11 @@ int plx_coll_node_oversubscribed(void);
  * started before any is waited for. */
 plx_status_t plx_coll_alltoallv(const void *sbuf, const size_t *sbytes, const size_t *soff, void *rbuf,
                                 const size_t *rbytes, const size_t *roff, struct plx_comm *c, int tag);
+/* Sends sn bytes to and receives rn bytes from `peer` of c on match context
+ * ctx (any of c's: an intercommunicator's leaders, MPI_Intercomm_create's
+ * exchange on the peer communicator's point-to-point context). */
+plx_status_t plx_coll_sendrecv(const void *sbuf, size_t sn, void *rbuf, size_t rn, int peer, struct plx_comm *c,
+                               int ctx, int tag);
 /* In-place elementwise reduction of n 64-bit unsigned words. */
 plx_status_t plx_coll_allreduce_u64(uint64_t *buf, int n, enum plx_coll_u64_op op, struct plx_comm *c, int tag);
 

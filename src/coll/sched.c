@@ -35,7 +35,16 @@ struct plx_sched *plx_sched_new(struct plx_comm *c)
     struct plx_sched *s = plx_calloc(1, sizeof *s);
     plx_list_init(&s->link);
     s->comm = c;
+    s->owner = c;
     plx_comm_addref(c);
+    return s;
+}
+
+struct plx_sched *plx_sched_new_tag(struct plx_comm *c, int tag)
+{
+    struct plx_sched *s = plx_sched_new(c);
+    s->tag = tag;
+    s->tag_fixed = 1;
     return s;
 }
 
@@ -56,6 +65,7 @@ static struct plx_sched_ent *plx_sched_add(struct plx_sched *s, int kind)
     struct plx_sched_ent *e = &s->ents[s->n++];
     memset(e, 0, sizeof *e);
     e->kind = (uint8_t)kind;
+    e->comm = s->comm;
     return e;
 }
 
@@ -120,6 +130,13 @@ void plx_sched_copy(struct plx_sched *s, const void *src, MPI_Aint scount, struc
     plx_dt_addref(ddt);
 }
 
+void plx_sched_call(struct plx_sched *s, void (*fn)(struct plx_sched *s, void *arg), void *arg)
+{
+    struct plx_sched_ent *e = plx_sched_add(s, PLX_S_CALL);
+    e->fn = fn;
+    e->buf = arg;
+}
+
 void plx_sched_fence(struct plx_sched *s)
 {
     if (s->n > 0 && s->ents[s->n - 1].kind != PLX_S_FENCE)
@@ -180,12 +197,12 @@ static int plx_sched_user_error(const struct plx_sched *s)
     char why[MPI_MAX_ERROR_STRING];
     plx_err_string(s->err, why, sizeof why);
     return plx_err_make(plx_err_class(s->err), "%s(rank %d) on %s failed: %s", s->fn, plx_procs.my_lpid,
-                        s->comm->name[0] ? s->comm->name : "a communicator", why);
+                        s->owner->name[0] ? s->owner->name : "a communicator", why);
 }
 
 static void plx_sched_post(struct plx_sched *s, struct plx_sched_ent *e)
 {
-    struct plx_comm *c = s->comm;
+    struct plx_comm *c = e->comm;
     struct plx_request *r = plx_request_new(e->kind == PLX_S_SEND ? PLX_REQ_SEND : PLX_REQ_RECV, c);
     r->rank = e->peer;
     r->tag = s->tag - e->sub;
@@ -213,7 +230,10 @@ static void plx_sched_post(struct plx_sched *s, struct plx_sched_ent *e)
 
 static void plx_sched_local(struct plx_sched *s, struct plx_sched_ent *e)
 {
-    if (e->kind == PLX_S_COPY) {
+    if (e->kind == PLX_S_CALL) {
+        /* fn may append entries (and move s->ents): e is not used after it */
+        e->fn(s, e->buf);
+    } else if (e->kind == PLX_S_COPY) {
         plx_dt_copy(e->src, e->scount, e->sdt, e->buf, e->count, e->dt);
     } else if (plx_op_reduce(s->op, e->src, e->buf, e->count, e->dt) != 0) {
         plx_sched_error(s, plx_err_make(MPI_ERR_OP, "operation 0x%x is not defined for datatype %s",
@@ -241,7 +261,21 @@ static void plx_sched_collect(struct plx_sched *s, struct plx_sched_ent *e)
 
 /* Collects finished requests of the running round; then starts rounds
  * until one has communication outstanding. Returns work done. */
+static int plx_sched_advance_once(struct plx_sched *s);
+
 static int plx_sched_advance(struct plx_sched *s)
+{
+    /* a call step that waits (MPI-IO's rounds) polls progress, which would
+     * come back here for this schedule */
+    if (s->advancing)
+        return 0;
+    s->advancing = 1;
+    int work = plx_sched_advance_once(s);
+    s->advancing = 0;
+    return work;
+}
+
+static int plx_sched_advance_once(struct plx_sched *s)
 {
     int work = 0;
     if (s->pending) {
@@ -299,7 +333,7 @@ void plx_sched_free(struct plx_sched *s)
     free(s->bufs);
     free(s->dts);
     plx_op_release(s->op);
-    plx_comm_release(s->comm);
+    plx_comm_release(s->owner);
     free(s);
 }
 
@@ -313,7 +347,8 @@ static int plx_sched_done(void *arg)
 
 int plx_sched_run(struct plx_sched *s)
 {
-    s->tag = plx_sched_tag(s->comm, 0);
+    if (!s->tag_fixed)
+        s->tag = plx_sched_tag(s->owner, 0);
     plx_sched_advance(s);
     if (!s->done)
         plx_progress_wait(plx_sched_done, s);
@@ -338,11 +373,12 @@ struct plx_request *plx_sched_start(struct plx_sched *s)
         plx_list_init(&plx_sched_g.active);
         plx_sched_g.init = 1;
     }
-    s->tag = plx_sched_tag(s->comm, 1);
-    struct plx_request *r = plx_request_new(PLX_REQ_COLL, s->comm);
+    if (!s->tag_fixed)
+        s->tag = plx_sched_tag(s->owner, 1);
+    struct plx_request *r = plx_request_new(PLX_REQ_COLL, s->owner);
     r->rank = MPI_PROC_NULL;
     r->tag = s->tag;
-    r->ctx = s->comm->context_id + 1;
+    r->ctx = s->owner->context_id + 1;
     r->st_source = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
     r->cc = 1;

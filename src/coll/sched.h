@@ -35,13 +35,18 @@
 #include "core/op.h"
 #include "core/request.h"
 
+struct plx_sched;
+
 enum plx_sched_kind {
     PLX_S_SEND = 1,
     PLX_S_RECV,
     PLX_S_REDUCE,               /* buf = src op buf */
     PLX_S_COPY,                 /* (src, scount, sdt) -> (buf, count, dt) */
     PLX_S_FENCE,
+    PLX_S_CALL,                 /* fn(s, arg) when its round starts; it may append rounds */
 };
+
+struct plx_sched;
 
 struct plx_sched_ent {
     uint8_t kind;
@@ -52,12 +57,16 @@ struct plx_sched_ent {
     MPI_Aint count, scount;
     struct plx_datatype *dt, *sdt;
     struct plx_request *req;
+    struct plx_comm *comm;      /* a send/receive goes to peer of this (s->comm when added) */
+    void (*fn)(struct plx_sched *s, void *arg);     /* PLX_S_CALL */
 };
 
 struct plx_sched {
     struct plx_list link;       /* on the active list while running (nonblocking) */
-    struct plx_comm *comm;
+    struct plx_comm *comm;      /* what builders address; see plx_sched_use */
+    struct plx_comm *owner;     /* the collective's communicator (referenced) */
     int tag;
+    int tag_fixed;              /* plx_sched_new_tag: run and start keep tag */
     struct plx_op *op;
     struct plx_sched_ent *ents;
     int n, cap;
@@ -72,10 +81,16 @@ struct plx_sched {
     int ndts, capdts;
     struct plx_request *req;    /* nonblocking: the user's request */
     const char *fn;             /* the MPI call, for its error text (NULL: internal) */
+    int advancing;              /* inside plx_sched_advance: a call step's nested progress must not re-enter */
 };
 
 /* A schedule on comm (referenced) with the next collective tag. */
 struct plx_sched *plx_sched_new(struct plx_comm *c);
+/* The same with a given tag: schedules run one after another by the call
+ * step of a running schedule, which reuse its tag (they must not draw from
+ * the communicator's sequence, which other collectives started meanwhile
+ * may have advanced differently on different members). */
+struct plx_sched *plx_sched_new_tag(struct plx_comm *c, int tag);
 void plx_sched_set_op(struct plx_sched *s, struct plx_op *op);
 
 void plx_sched_send(struct plx_sched *s, const void *buf, MPI_Aint count, struct plx_datatype *dt, int peer);
@@ -91,6 +106,21 @@ void plx_sched_copy(struct plx_sched *s, const void *src, MPI_Aint scount, struc
                     MPI_Aint dcount, struct plx_datatype *ddt);
 /* Ends the current round. */
 void plx_sched_fence(struct plx_sched *s);
+/* A local step: fn(s, arg) runs when its round starts; it may append
+ * entries (rounds) to s. */
+void plx_sched_call(struct plx_sched *s, void (*fn)(struct plx_sched *s, void *arg), void *arg);
+
+/* Builders address s->comm (its rank, size and members). An
+ * intercommunicator's schedule points s->comm at its local_comm while it
+ * adds the local parts, and back; entries keep the communicator they were
+ * added for. Returns the previous one. c must live as long as s (the
+ * owner's local_comm does). */
+static inline struct plx_comm *plx_sched_use(struct plx_sched *s, struct plx_comm *c)
+{
+    struct plx_comm *old = s->comm;
+    s->comm = c;
+    return old;
+}
 
 /* Temporary memory owned by the schedule. */
 void *plx_sched_alloc(struct plx_sched *s, size_t n);

@@ -23,6 +23,13 @@
  * Nobody waits for another allocation to finish, so allocations on
  * different communicators cannot block each other, whatever order each
  * process runs them in; a retry finds the id gone where it was taken.
+ *
+ * Nonblocking agreements (MPI_Comm_idup, api/idup.c) run the same steps
+ * from a schedule (plx_comm_ctx_snapshot / plx_comm_ctx_take) and always
+ * confirm; while one is under way on a process (plx_comm_nb_pending), the
+ * blocking allocations there confirm too, since the schedule may take an id
+ * between their snapshot and their choice. Intercommunicators agree across
+ * their two sides through a bridge (core/intercomm.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +57,7 @@ struct plx_comm *plx_comm_self = &plx_comm_self_obj;
 
 static struct {
     uint64_t free_mask[PLX_CTX_WORDS];          /* 1 = context id free here */
+    int nb_pending;             /* nonblocking agreements (MPI_Comm_idup) under way here */
 } plx_comm_g;
 
 static void plx_comm_builtin_setup(struct plx_comm *c, struct plx_group *g)
@@ -144,7 +152,9 @@ plx_status_t plx_comm_alloc_context_tag(struct plx_comm *comm, int tag, int *ctx
         /* mask[PLX_CTX_WORDS]: all ones where no member needs the second round */
         uint64_t mask[PLX_CTX_WORDS + 1];
         memcpy(mask, plx_comm_g.free_mask, sizeof plx_comm_g.free_mask);
-        mask[PLX_CTX_WORDS] = plx_lock.needed ? 0 : ~(uint64_t)0;
+        /* an MPI_Comm_idup under way here may take an id between this
+         * snapshot and our choice, as another thread could: confirm too */
+        mask[PLX_CTX_WORDS] = plx_lock.needed || plx_comm_g.nb_pending ? 0 : ~(uint64_t)0;
         plx_status_t st = plx_coll_allreduce_u64(mask, PLX_CTX_WORDS + 1, PLX_COLL_BAND, comm, tag);
         if (PLX_IS_ERR(st))
             return st;
@@ -188,5 +198,46 @@ void plx_comm_release(struct plx_comm *c)
     plx_errhandler_release(c->errhandler);
     plx_info_release(c->info);
     plx_comm_free_context(c->context_id);
+    if (c->remote_group) {
+        plx_group_release(c->remote_group);
+        plx_comm_release(c->local_comm);
+    }
     plx_obj_free(&plx_comm_tab, c);
+}
+
+/* --- pieces of an agreement, for schedules and intercommunicators ------- */
+
+void plx_comm_ctx_snapshot(uint64_t *mask)
+{
+    memcpy(mask, plx_comm_g.free_mask, sizeof plx_comm_g.free_mask);
+    mask[PLX_CTX_WORDS] = plx_lock.needed || plx_comm_g.nb_pending ? 0 : ~(uint64_t)0;
+}
+
+int plx_comm_ctx_take(const uint64_t *mask, int n, int *ids)
+{
+    int got = 0, free_here = 1;
+    for (int w = 0; w < PLX_CTX_WORDS && got < n; w++) {
+        uint64_t m = mask[w];
+        while (m && got < n) {
+            int b = __builtin_ctzll(m);
+            m &= m - 1;
+            if (!(plx_comm_g.free_mask[w] & ((uint64_t)1 << b)))
+                free_here = 0;  /* taken here since the snapshot */
+            ids[got++] = 2 * (w * 64 + b);
+        }
+    }
+    if (got < n)
+        return -1;
+    if (!free_here)
+        return 0;               /* take none: the caller's confirmation fails everywhere */
+    for (int i = 0; i < n; i++) {
+        int bit = ids[i] / 2;
+        plx_comm_g.free_mask[bit / 64] &= ~((uint64_t)1 << (bit % 64));
+    }
+    return 1;
+}
+
+void plx_comm_nb_pending(int delta)
+{
+    plx_comm_g.nb_pending += delta;
 }

@@ -100,6 +100,14 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_TCP_RAIL_TIMEOUT", PLX_SET_INT, "2", tcp_rail_timeout,
             "Seconds a rail may stay silent (data unacknowledged, or no keepalive answer) before it counts "
             "as failed and its data goes again on the other rails (peers with two rails or more)"),
+    /* MPI-IO (issue 18): defaults of the hints a program may set per file */
+    PLX_SET("PLEXUS_IO_CB_BUFFER_SIZE", PLX_SET_SIZE, "16M", io_cb_buffer_size,
+            "MPI-IO collective buffering: bytes an aggregator reads or writes per round (hint cb_buffer_size)"),
+    PLX_SET("PLEXUS_IO_CB_NODES", PLX_SET_INT, "0", io_cb_nodes,
+            "MPI-IO collective buffering: number of aggregators; 0 = one per node (hint cb_nodes)"),
+    PLX_SET("PLEXUS_PMI", PLX_SET_STRING, "auto", pmi,
+            "Process-manager protocol: auto (PMIx when PMIX_RANK is set, PMI-2 when PMI_FD and PMI_JOBID "
+            "are, as under srun --mpi=pmi2, else PMI-1 on PMI_FD, else a singleton), pmi1, pmi2 or pmix"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

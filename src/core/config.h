@@ -41,6 +41,9 @@ struct plx_config {
     size_t route_extra_bytes;   /* PLEXUS_ROUTE_EXTRA_BYTES */
     int tcp_rails;              /* PLEXUS_TCP_RAILS */
     int tcp_rail_timeout;       /* PLEXUS_TCP_RAIL_TIMEOUT, seconds */
+    size_t io_cb_buffer_size;   /* PLEXUS_IO_CB_BUFFER_SIZE */
+    int io_cb_nodes;            /* PLEXUS_IO_CB_NODES */
+    char pmi[8];                /* PLEXUS_PMI */
 };
 
 extern struct plx_config plx_config;

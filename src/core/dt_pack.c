@@ -248,7 +248,20 @@ static int plx_x32_info(MPI_Datatype h, struct plx_x32 *x)
     case MPI_WCHAR:
         x->f[0] = (struct plx_x32_field){ (uint8_t)sz, 2, sz == 2 ? X_SWAP : X_UNARROW };
         return 0;
+#if defined(__SIZEOF_FLOAT128__)
+    /* Fortran REAL*16 is IEEE binary128 (gfortran's __float128), not the
+     * C long double: external32 is a byte swap */
+    case MPI_REAL16:
+        x->f[0] = (struct plx_x32_field){ 16, 16, X_SWAP };
+        return 0;
+    case MPI_COMPLEX32:
+        x->nf = 2;
+        x->f[0] = x->f[1] = (struct plx_x32_field){ 16, 16, X_SWAP };
+        return 0;
+    case MPI_LONG_DOUBLE:
+#else
     case MPI_LONG_DOUBLE: case MPI_REAL16:
+#endif
         x->f[0] = (struct plx_x32_field){ (uint8_t)sz, 16, X_LDBL };
         return 0;
     case MPI_C_FLOAT_COMPLEX: case MPI_C_DOUBLE_COMPLEX: case MPI_CXX_FLOAT_COMPLEX:
@@ -257,7 +270,10 @@ static int plx_x32_info(MPI_Datatype h, struct plx_x32 *x)
         x->nf = 2;
         x->f[0] = x->f[1] = (struct plx_x32_field){ (uint8_t)(sz / 2), (uint8_t)(sz / 2), X_SWAP };
         return 0;
-    case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX: case MPI_COMPLEX32:
+    case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX:
+#if !defined(__SIZEOF_FLOAT128__)
+    case MPI_COMPLEX32:
+#endif
         x->nf = 2;
         x->f[0] = x->f[1] = (struct plx_x32_field){ (uint8_t)(sz / 2), 16, X_LDBL };
         return 0;

@@ -52,12 +52,14 @@ enum plx_errhandler_kind {
     PLX_ERRH_RETURN,
     PLX_ERRH_ABORT,
     PLX_ERRH_USER_COMM,
+    PLX_ERRH_USER_FILE,         /* MPI_File_create_errhandler (src/api/file.c invokes it) */
 };
 
 struct plx_errhandler {
     struct plx_obj obj;
     int kind;
     MPI_Comm_errhandler_function *comm_fn;
+    MPI_File_errhandler_function *file_fn;
 };
 
 struct plx_comm {
@@ -75,7 +77,19 @@ struct plx_comm {
     unsigned coll_tag_nb;       /* sequence of the nonblocking ones: a space of their own (sched.c) */
     int fail_acked;             /* failed peers acknowledged (MPIX_Comm_failure_ack): pt2pt.c */
     int fail_clear;             /* failed peers acknowledged or none of its members: pt2pt.c */
+    /* Intercommunicators (remote_group != NULL): `group`/`rank` are the local
+     * group and my rank in it, while `lpids`/`size` describe the remote group,
+     * the ranks that point-to-point addresses; MPI_Comm_size answers
+     * group->size. local_comm is an intracommunicator over the local group
+     * (its own context id) on which the collectives run their local parts. */
+    struct plx_group *remote_group;
+    struct plx_comm *local_comm;
 };
+
+static inline int plx_comm_is_inter(const struct plx_comm *c)
+{
+    return c->remote_group != NULL;
+}
 
 struct plx_info_entry {
     char *key;
@@ -138,6 +152,45 @@ void plx_comm_free_context(int ctx);
 /* Drops one reference; the last one deletes attrs, frees ctx and object. */
 void plx_comm_release(struct plx_comm *c);
 
+/* Pieces of a context-id agreement for callers that run the reduction
+ * themselves (a schedule, an intercommunicator's two sides). A mask is
+ * PLX_CTX_MASK_WORDS words: the free ids here, then a word that is 0 when
+ * the choice must be confirmed (threads, or nonblocking agreements here).
+ * take: stores the n lowest ids of the agreed mask and, when all are still
+ * free here, marks them used and returns 1; returns 0 (nothing taken) when
+ * one was taken here since the snapshot, so the caller's confirmation
+ * fails and all try again; -1 when the mask has fewer than n. */
+#define PLX_CTX_MASK_WORDS (PLX_MAX_CONTEXTS / 128 + 1)
+void plx_comm_ctx_snapshot(uint64_t *mask);
+int plx_comm_ctx_take(const uint64_t *mask, int n, int *ids);
+/* A nonblocking agreement starts (+1) or ends (-1) here. */
+void plx_comm_nb_pending(int delta);
+
+/* Intercommunicators (core/intercomm.c). */
+/* A new intercommunicator: local group lg (my rank in it), remote group rg,
+ * context ctx; local_comm (referenced) an intracommunicator over lg. */
+struct plx_comm *plx_comm_new_inter(struct plx_comm *parent, struct plx_group *lg, struct plx_group *rg, int ctx,
+                                    struct plx_comm *local_comm);
+/* How the two sides of an intercommunicator (or of one being made) talk:
+ * every member takes part through `local` (an intracommunicator over its
+ * side); rank `leader` of local exchanges with rank `remote_leader` of
+ * `peer` on match context `ctx` with `tag`. */
+struct plx_bridge {
+    struct plx_comm *local;
+    int leader;
+    struct plx_comm *peer;
+    int remote_leader;
+    int ctx;
+    int tag;
+};
+/* Collective over both sides: the leaders swap sbuf (sn bytes) for rn bytes
+ * into rbuf, which every member of local then receives. */
+plx_status_t plx_bridge_exchange(struct plx_bridge *b, const void *sbuf, size_t sn, void *rbuf, size_t rn);
+/* Collective over both sides: n context ids free on every member of both. */
+plx_status_t plx_comm_alloc_context_bridge(struct plx_bridge *b, int n, int *ids);
+/* The bridge of an existing intercommunicator (its collective context). */
+void plx_bridge_of(struct plx_comm *inter, struct plx_bridge *b);
+
 /* attr.c: copy attributes from old to new (on dup), delete all (on free).
  * Return an MPI error code (MPI_SUCCESS or the callback's code). */
 int plx_attr_copy_all(struct plx_comm *oldc, struct plx_comm *newc);
@@ -163,6 +216,7 @@ int plx_attr_list_delete_all(struct plx_attr **list, int obj_handle);
 extern struct plx_errhandler *plx_errhandler_fatal, *plx_errhandler_return;
 void plx_errhandler_init_builtins(void);
 struct plx_errhandler *plx_errhandler_new_comm(MPI_Comm_errhandler_function *fn);
+struct plx_errhandler *plx_errhandler_new_file(MPI_File_errhandler_function *fn);
 void plx_errhandler_addref(struct plx_errhandler *e);
 void plx_errhandler_release(struct plx_errhandler *e);
 

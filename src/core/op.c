@@ -14,6 +14,9 @@
  *   byte     BAND BOR BXOR
  *   pairs    MINLOC MAXLOC
  * Anything else is MPI_ERR_OP. MPI_CHAR and MPI_WCHAR are text, not integers.
+ * Fortran REAL*16 / COMPLEX*32 are IEEE binary128 in gfortran (__float128),
+ * not the C long double (x87 extended on x86): they have kernels of their own
+ * where the compiler has __float128, and no reductions elsewhere.
  * (MPICH also accepts MPI_CHAR, and logical ops on floats and Fortran
  * integers; we keep to the standard.)
  */
@@ -159,6 +162,11 @@ PLX_FLOAT_KERNEL(plx_k_ldbl, long double)
 PLX_COMPLEX_KERNEL(plx_k_cflt, float _Complex)
 PLX_COMPLEX_KERNEL(plx_k_cdbl, double _Complex)
 PLX_COMPLEX_KERNEL(plx_k_cldbl, long double _Complex)
+#if defined(__SIZEOF_FLOAT128__)
+PLX_FLOAT_KERNEL(plx_k_f128, __float128)
+typedef _Complex float __attribute__((mode(TC))) plx_complex128;
+PLX_COMPLEX_KERNEL(plx_k_cf128, plx_complex128)
+#endif
 PLX_LOGICAL_KERNEL(plx_k_bool, bool)
 PLX_LOGICAL_KERNEL(plx_k_flog, int32_t)
 PLX_BYTE_KERNEL(plx_k_byte, uint8_t)
@@ -215,13 +223,19 @@ static plx_kernel_fn *plx_op_kernel(MPI_Datatype t)
         return plx_k_flt;
     case MPI_DOUBLE: case MPI_DOUBLE_PRECISION: case MPI_REAL8:
         return plx_k_dbl;
-    case MPI_LONG_DOUBLE: case MPI_REAL16:
+    case MPI_LONG_DOUBLE:
         return plx_k_ldbl;
+#if defined(__SIZEOF_FLOAT128__)
+    case MPI_REAL16:
+        return plx_k_f128;
+    case MPI_COMPLEX32:
+        return plx_k_cf128;
+#endif
     case MPI_C_FLOAT_COMPLEX: case MPI_CXX_FLOAT_COMPLEX: case MPI_COMPLEX: case MPI_COMPLEX8:
         return plx_k_cflt;
     case MPI_C_DOUBLE_COMPLEX: case MPI_CXX_DOUBLE_COMPLEX: case MPI_DOUBLE_COMPLEX: case MPI_COMPLEX16:
         return plx_k_cdbl;
-    case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX: case MPI_COMPLEX32:
+    case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX:
         return plx_k_cldbl;
     case MPI_C_BOOL: case MPI_CXX_BOOL:
         return plx_k_bool;

@@ -25,6 +25,7 @@ enum plx_req_kind {
     PLX_REQ_MESSAGE,            /* an MPI_Message from MPI_Mprobe: not waitable */
     PLX_REQ_COLL,               /* a nonblocking collective (src/coll/sched.c completes it) */
     PLX_REQ_PROBE,              /* a blocking probe's stand-in on the blocked list: for the dump only */
+    PLX_REQ_FILE,               /* MPI-IO: complete when handed out (src/io/io.h) */
 };
 
 enum plx_send_mode { PLX_MODE_STD, PLX_MODE_SYNC, PLX_MODE_BUFFERED, PLX_MODE_READY };

@@ -8,10 +8,8 @@
  * synchronous, so a single read buffer is enough; replies may arrive in
  * several pieces and are reassembled here.
  *
- * Without any launcher variable the process is a singleton (rank 0 of 1) with
- * a private in-process key-value table. When variables of another launcher are
- * present (Slurm, Open MPI, PMIx, PMI port mode) we refuse rather than start N
- * copies of rank 0.
+ * The singleton (no launcher at all) lives here too: rank 0 of 1 with a
+ * private in-process key-value table. Which client runs is pm.c's choice.
  *
  * Invariant: all state lives in plx_pm (one struct); only one command is in
  * flight at any time (callers hold the library's API lock).
@@ -30,7 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pm/pm.h"
+#include "pm/pm_impl.h"
+
+static const struct plx_pm_ops plx_pmi1_ops, plx_singleton_ops;
 
 /* Longest line we send or accept: a put carries kvsname (256), key (64) and
  * value (1024) plus the keywords; Hydra's PMI_process_mapping can be longer
@@ -249,75 +249,9 @@ static plx_status_t plx_pmi1_query_int(const char *cmd, const char *expect, cons
     return PLX_OK;
 }
 
-/* ---- launcher detection -------------------------------------------------- */
-
-/* Variables that say "another kind of launcher started this process". */
-static const struct {
-    const char *var;
-    const char *who;
-    const char *advice;
-} plx_pmi1_foreign[] = {
-    { "OMPI_COMM_WORLD_SIZE", "Open MPI's mpirun",
-      "Plexus programs cannot run under Open MPI's mpirun; use Plexus's mpiexec" },
-    { "PMIX_RANK", "a PMIx launcher (srun --mpi=pmix, PRRTE or Open MPI)",
-      "PMIx is not supported yet; use Plexus's mpiexec (or MPICH's mpiexec.hydra)" },
-    { "PMI_PORT", "a PMI launcher in port mode (mpiexec.hydra -pmi-port?)",
-      "PMI port mode is not supported yet; run without -pmi-port, or use Plexus's mpiexec" },
-    { "PALS_RANKID", "HPE/Cray PALS (aprun/mpiexec of Cray PE)",
-      "PALS is not supported yet; use Plexus's mpiexec" },
-    { "ALPS_APP_PE", "Cray ALPS (aprun)", "ALPS is not supported yet; use Plexus's mpiexec" },
-};
-
-/* Slurm: srun sets SLURM_JOB_ID, SLURM_PROCID and a step id. A one-task step
- * really is a singleton, anything else would be N copies of rank 0. */
-static plx_status_t plx_pmi1_check_slurm(void)
-{
-    const char *job = getenv("SLURM_JOB_ID");
-    const char *procid = getenv("SLURM_PROCID");
-    const char *step = getenv("SLURM_STEP_ID");
-    const char *ntasks = getenv("SLURM_STEP_NUM_TASKS");
-
-    if (step == NULL)
-        step = getenv("SLURM_STEPID");
-    if (ntasks == NULL)
-        ntasks = getenv("SLURM_NTASKS");
-    if (job == NULL || procid == NULL || step == NULL)
-        return PLX_OK;
-    if (ntasks != NULL && strcmp(ntasks, "1") == 0)
-        return PLX_OK;
-    plx_pmi1_err("started by Slurm's srun (SLURM_JOB_ID=%s SLURM_PROCID=%s%s%s seen) "
-                 "without a PMI this library speaks; refusing to run as a singleton, which "
-                 "would start N copies of rank 0. Use srun --mpi=pmi2 (not yet supported) "
-                 "or Plexus's mpiexec inside the allocation.",
-                 job, procid, ntasks ? " SLURM_STEP_NUM_TASKS=" : "", ntasks ? ntasks : "");
-    return PLX_ERR_PM;
-}
-
-static plx_status_t plx_pmi1_check_foreign(void)
-{
-    for (size_t i = 0; i < sizeof(plx_pmi1_foreign) / sizeof(plx_pmi1_foreign[0]); i++) {
-        const char *v = getenv(plx_pmi1_foreign[i].var);
-        if (v == NULL)
-            continue;
-        plx_pmi1_err("%s=%s is set but PMI_FD is not: this process was started by %s. "
-                     "Refusing to run as a singleton (that would start N copies of rank 0). "
-                     "%s.",
-                     plx_pmi1_foreign[i].var, v, plx_pmi1_foreign[i].who,
-                     plx_pmi1_foreign[i].advice);
-        return PLX_ERR_PM;
-    }
-    if (getenv("PMI_RANK") != NULL || getenv("PMI_SIZE") != NULL) {
-        plx_pmi1_err("PMI_RANK/PMI_SIZE are set but PMI_FD is not: the launcher speaks a "
-                     "PMI variant this library does not support; use Plexus's mpiexec or "
-                     "MPICH's mpiexec.hydra");
-        return PLX_ERR_PM;
-    }
-    return plx_pmi1_check_slurm();
-}
-
 /* ---- init ---------------------------------------------------------------- */
 
-static plx_status_t plx_pmi1_init_singleton(struct plx_pm_info *info_p)
+plx_status_t plx_pmi1_init_singleton(struct plx_pm_info *info_p, const struct plx_pm_ops **ops_p)
 {
     memset(&plx_pm.info, 0, sizeof(plx_pm.info));
     plx_pm.info.rank = 0;
@@ -332,10 +266,11 @@ static plx_status_t plx_pmi1_init_singleton(struct plx_pm_info *info_p)
     plx_pm.vallen_max = PLX_PM_MAX_VAL;
     plx_pm.initialized = 1;
     *info_p = plx_pm.info;
+    *ops_p = &plx_singleton_ops;
     return PLX_OK;
 }
 
-static plx_status_t plx_pmi1_init_wire(const char *fds, struct plx_pm_info *info_p)
+plx_status_t plx_pmi1_init(const char *fds, struct plx_pm_info *info_p, const struct plx_pm_ops **ops_p)
 {
     char line[PLX_PMI1_LINE_MAX];
     const char *ranks = getenv("PMI_RANK"), *sizes = getenv("PMI_SIZE");
@@ -419,31 +354,13 @@ static plx_status_t plx_pmi1_init_wire(const char *fds, struct plx_pm_info *info
     plx_pm.info = info;
     plx_pm.initialized = 1;
     *info_p = info;
+    *ops_p = &plx_pmi1_ops;
     return PLX_OK;
 
 err_forget_fd:
     plx_pm.fd = -1;
     plx_pm.rlen = 0;
     return st;
-}
-
-plx_status_t plx_pm_init(struct plx_pm_info *info_p)
-{
-    const char *fds;
-
-    if (plx_pm.initialized) {
-        *info_p = plx_pm.info;
-        return PLX_OK;
-    }
-    /* PMI_FD wins over everything else: mpiexec.hydra inside a Slurm
-     * allocation sets it and leaves the SLURM_* variables in place. */
-    fds = getenv("PMI_FD");
-    if (fds != NULL)
-        return plx_pmi1_init_wire(fds, info_p);
-    plx_status_t st = plx_pmi1_check_foreign();
-    if (st != PLX_OK)
-        return st;
-    return plx_pmi1_init_singleton(info_p);
 }
 
 /* ---- key-value space ------------------------------------------------------ */
@@ -453,14 +370,7 @@ plx_status_t plx_pm_init(struct plx_pm_info *info_p)
  * caller knows what it tried to publish and reports it). */
 static plx_status_t plx_pmi1_check_kv(const char *key, const char *val)
 {
-    size_t klen = strlen(key);
-
-    if (klen == 0 || klen >= (size_t)plx_pm.keylen_max || strpbrk(key, " =\n\r\t") != NULL)
-        return PLX_ERR_ARG;
-    if (val != NULL
-        && (strlen(val) >= (size_t)plx_pm.vallen_max || strpbrk(val, " \n\r\t") != NULL))
-        return PLX_ERR_ARG;
-    return PLX_OK;
+    return plx_pm_check_kv(key, val, plx_pm.keylen_max, plx_pm.vallen_max);
 }
 
 static struct plx_pmi1_kv *plx_pmi1_local_find(const char *key)
@@ -501,7 +411,7 @@ err_free_val:
     return PLX_ERR_NOMEM;
 }
 
-plx_status_t plx_pm_put(const char *key, const char *val)
+static plx_status_t plx_pmi1_put(const char *key, const char *val)
 {
     char line[PLX_PMI1_LINE_MAX];
     plx_status_t st;
@@ -523,7 +433,7 @@ plx_status_t plx_pm_put(const char *key, const char *val)
     return st;
 }
 
-plx_status_t plx_pm_fence(void)
+static plx_status_t plx_pmi1_fence(void)
 {
     char line[PLX_PMI1_LINE_MAX];
     plx_status_t st;
@@ -541,7 +451,7 @@ plx_status_t plx_pm_fence(void)
     return st;
 }
 
-plx_status_t plx_pm_get(const char *key, char *val, size_t len)
+static plx_status_t plx_pmi1_get(const char *key, char *val, size_t len)
 {
     char line[PLX_PMI1_LINE_MAX];
     plx_status_t st;
@@ -583,7 +493,7 @@ plx_status_t plx_pm_get(const char *key, char *val, size_t len)
 
 /* ---- end of the job -------------------------------------------------------- */
 
-_Noreturn void plx_pm_abort(int code, const char *msg)
+static void plx_pmi1_abort(int code, const char *msg)
 {
     char clean[512];
     size_t i;
@@ -619,7 +529,7 @@ _Noreturn void plx_pm_abort(int code, const char *msg)
     _exit(code);
 }
 
-plx_status_t plx_pm_finalize(void)
+static plx_status_t plx_pmi1_finalize(void)
 {
     char line[PLX_PMI1_LINE_MAX];
     plx_status_t st = PLX_OK;
@@ -644,3 +554,69 @@ plx_status_t plx_pm_finalize(void)
     plx_pm.initialized = 0;
     return st;
 }
+
+/* ---- name service ------------------------------------------------------------ */
+
+/* cmd=<what>_name service=S [port=P] -> cmd=<what>_result rc=0 [port=P];
+ * rc != 0 with msg=not_published / already_published: PLX_ERR_ARG. */
+static plx_status_t plx_pmi1_name(const char *what, const char *service, const char *port, char *out,
+                                  size_t len)
+{
+    char line[PLX_PMI1_LINE_MAX], expect[32];
+    int rc = 0;
+    plx_status_t st = port ? plx_pmi1_send("cmd=%s_name service=%s port=%s\n", what, service, port)
+                           : plx_pmi1_send("cmd=%s_name service=%s\n", what, service);
+    if (st != PLX_OK)
+        return st;
+    snprintf(expect, sizeof expect, "%s_result", what);
+    st = plx_pmi1_reply(expect, line, sizeof line, &rc);
+    if (st != PLX_OK && rc == 0)
+        return st;              /* protocol error, reported */
+    if (rc != 0) {
+        char msg[64] = "";
+        plx_pmi1_find(line, "msg", msg, sizeof msg);
+        if (strstr(msg, "not_supported"))
+            return PLX_ERR_UNSUPPORTED;     /* an older mpiexec, or Hydra without a name server */
+        return PLX_ERR_ARG;
+    }
+    if (out && plx_pmi1_find(line, "port", out, len) != 0)
+        return PLX_ERR_PM;
+    return PLX_OK;
+}
+
+static plx_status_t plx_pmi1_publish(const char *service, const char *port)
+{
+    return plx_pmi1_name("publish", service, port, NULL, 0);
+}
+
+static plx_status_t plx_pmi1_lookup(const char *service, char *port, size_t len)
+{
+    return plx_pmi1_name("lookup", service, NULL, port, len);
+}
+
+static plx_status_t plx_pmi1_unpublish(const char *service)
+{
+    return plx_pmi1_name("unpublish", service, NULL, NULL, 0);
+}
+
+static const struct plx_pm_ops plx_pmi1_ops = {
+    .name = "PMI-1",
+    .put = plx_pmi1_put,
+    .fence = plx_pmi1_fence,
+    .get = plx_pmi1_get,
+    .abort = plx_pmi1_abort,
+    .finalize = plx_pmi1_finalize,
+    .publish = plx_pmi1_publish,
+    .lookup = plx_pmi1_lookup,
+    .unpublish = plx_pmi1_unpublish,
+};
+
+/* The singleton is this file's too: the same private table, no wire. */
+static const struct plx_pm_ops plx_singleton_ops = {
+    .name = "singleton",
+    .put = plx_pmi1_put,
+    .fence = plx_pmi1_fence,
+    .get = plx_pmi1_get,
+    .abort = plx_pmi1_abort,
+    .finalize = plx_pmi1_finalize,
+};

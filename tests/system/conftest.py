@@ -69,12 +69,13 @@ def mpirun(build_dir, mpiexec):
 
 @pytest.fixture(scope="session")
 def pmi_ring(tmp_path_factory):
-    """pmi_ring built from tests/system/progs/pmi_ring.c + src/pm/pmi1.c only."""
+    """pmi_ring built from tests/system/progs/pmi_ring.c + src/pm (PMI-1, PMI-2; no PMIx) only."""
     cc = os.environ.get("CC", "cc")
     out = str(tmp_path_factory.mktemp("progs") / "pmi_ring")
     cmd = [cc, "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
            "-Wno-unused-parameter", "-g", "-I", os.path.join(SRC_ROOT, "src"),
-           os.path.join(PROGS, "pmi_ring.c"), os.path.join(SRC_ROOT, "src", "pm", "pmi1.c"),
+           os.path.join(PROGS, "pmi_ring.c"),
+           *(os.path.join(SRC_ROOT, "src", "pm", f) for f in ("pm.c", "pmi1.c", "pmi2.c")),
            "-o", out]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if res.returncode != 0:

@@ -38,3 +38,11 @@ def test_mpich_binary_runs_on_plexus(build_dir, mpiexec, tmp_path, prog, np):
     ver = subprocess.run([mpiexec, "--timeout", "30", "-n", "1", str(tmp_path / "version")], env=env,
                          capture_output=True, text=True, timeout=60)
     assert ver.returncode == 0 and ver.stdout.startswith("Plexus"), ver.stdout + ver.stderr
+
+
+# MPI-IO programs built by MPICH (issue 18): MPI_File is MPICH's pointer type,
+# MPI_MODE_*, MPI_SEEK_* and the file error classes are its values.
+@pytest.mark.skipif(MPICC_MPICH is None, reason="MPICH's mpicc.mpich is not installed")
+@pytest.mark.parametrize("prog,np", [("io_access", 3), ("io_coll", 4), ("io_errors", 2)])
+def test_mpich_io_binary_runs_on_plexus(build_dir, mpiexec, tmp_path, prog, np):
+    test_mpich_binary_runs_on_plexus(build_dir, mpiexec, tmp_path, prog, np)

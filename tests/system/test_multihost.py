@@ -1121,3 +1121,38 @@ def test_no_route_ends_job(mpiexec, mh_exchange, test_hosts, marker, launch):
                      r"\(PLEXUS_TRANSPORTS=\"shm\"\)" % (c.hosts[1], c.hosts[0], c.hosts[0],
                                                          c.hosts[1]), job.stderr), job.stderr
     assert job.elapsed < 20
+
+
+# ---- MPI-IO across hosts that share a directory (issue 18) ----------------------
+# The tests/mpi MPI-IO programs with ranks round-robin over the hosts: the
+# files live in one directory every host sees (the namespaces share the file
+# system), the collective-buffering aggregators are one rank per host, and the
+# shared file pointer is a locked side file next to the data.
+IO_TESTS = ["io_access", "io_coll", "io_errors"]
+
+
+@pytest.fixture(scope="session")
+def io_progs(build_dir, tmp_path_factory):
+    mpicc = os.path.join(build_dir, "bin", "mpicc")
+    out = tmp_path_factory.mktemp("io")
+    progs = {}
+    for name in IO_TESTS:
+        src = os.path.join(SRC_ROOT, "tests", "mpi", name + ".c")
+        exe = str(out / name)
+        res = subprocess.run([mpicc, "-std=c11", "-O2", "-g", "-I",
+                              os.path.join(SRC_ROOT, "tests", "mpi"), "-o", exe, src],
+                             capture_output=True, text=True, timeout=300)
+        if res.returncode != 0:
+            pytest.fail("cannot build %s:\n%s" % (src, res.stderr))
+        progs[name] = exe
+    return progs
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name,nhosts,np_", [(n, 2, 4) for n in IO_TESTS] + [("io_coll", 3, 6)])
+def test_io_across_hosts(mpiexec, tcp_transport, io_progs, test_hosts, marker, launch, name,
+                         nhosts, np_):
+    c = test_hosts(nhosts)
+    job = launch(hosts_job(c, mpiexec, ["-n", str(np_), io_progs[name], marker]), timeout=240)
+    assert job.proc.returncode == 0, job.stdout + job.stderr
+    assert "%s: " % name in job.stdout and "checks passed (np=%d)" % np_ in job.stdout, job.stdout

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "core/config.h"
+#include "pm/pm.h"
 #include "route/route.h"
 
 static void plx_info_line(const char *text, void *arg)
@@ -26,8 +27,11 @@ int main(int argc, char **argv)
     }
     printf("Plexus %s (MPI 3.1, MPICH ABI: libmpi.so.12)\n", PLX_VERSION_STRING);
     printf("build: %s, prefix %s, compiled %s %s\n", PLX_BUILD_TYPE, PLX_PREFIX, __DATE__, __TIME__);
+    printf("fortran bindings: %s\n", PLX_FORTRAN_INFO);
     printf("\ntransports:\n");
     plx_route_describe(plx_info_line, NULL);
+    printf("\nprocess managers: PMI-1 (mpiexec, mpiexec.hydra), PMI-2 (srun --mpi=pmi2), %s\n",
+           plx_pm_have_pmix() ? "PMIx (srun --mpi=pmix, prterun)" : "no PMIx (built without libpmix-dev)");
     printf("\nsettings (environment variables):\n");
     for (size_t i = 0; i < plx_nsettings; i++) {
         char val[300];

@@ -256,3 +256,100 @@ int plx_hosts_is_local(const char *name)
     size_t a = strcspn(name, "."), b = strcspn(me, ".");
     return a == b && strncmp(name, me, a) == 0 && (name[a] == '\0' || me[b] == '\0');
 }
+
+/* ---- a Slurm allocation ------------------------------------------------------ */
+
+/* Expands one name of a Slurm host list, "node[01-03,7]x" style (one bracket
+ * group; Slurm writes several only on Cray/BlueGene), appending to out. */
+static int plx_hosts_slurm_name(char *name, char ***out, int *nout, char *err, size_t errlen)
+{
+    char *lb = strchr(name, '[');
+    if (!lb) {
+        *out = realloc(*out, (size_t)(*nout + 1) * sizeof **out);
+        (*out)[(*nout)++] = strdup(name);
+        return 0;
+    }
+    char *rb = strchr(lb, ']');
+    if (!rb) {
+        snprintf(err, errlen, "SLURM_JOB_NODELIST: '%.80s' has no closing ']'", name);
+        return -1;
+    }
+    *lb = '\0';
+    *rb = '\0';
+    const char *suffix = rb + 1;
+    for (char *save = NULL, *r = strtok_r(lb + 1, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
+        char *dash = strchr(r, '-');
+        int width = (int)(dash ? (size_t)(dash - r) : strlen(r));
+        char *end;
+        long lo = strtol(r, &end, 10), hi = lo;
+        if (dash)
+            hi = strtol(dash + 1, &end, 10);
+        if (*end != '\0' || lo < 0 || hi < lo || hi - lo > 100000) {
+            snprintf(err, errlen, "SLURM_JOB_NODELIST: bad range '%.40s'", r);
+            return -1;
+        }
+        for (long i = lo; i <= hi; i++) {
+            char buf[PLX_HOSTS_NAME_MAX + 1];
+            snprintf(buf, sizeof buf, "%s%0*ld%s", name, width, i, suffix);
+            *out = realloc(*out, (size_t)(*nout + 1) * sizeof **out);
+            (*out)[(*nout)++] = strdup(buf);
+        }
+    }
+    return 0;
+}
+
+int plx_hosts_add_slurm(struct plx_hostlist *hl, const char *nodelist, const char *per_node, char *err,
+                        size_t errlen)
+{
+    char **names = NULL;
+    int n = 0, rc = 0;
+    char *list = strdup(nodelist);
+    /* split at commas outside brackets */
+    int depth = 0;
+    for (char *p = list, *start = list; rc == 0; p++) {
+        if (*p == '[')
+            depth++;
+        else if (*p == ']')
+            depth--;
+        if (*p == '\0' || (*p == ',' && depth == 0)) {
+            int last = *p == '\0';
+            *p = '\0';
+            if (*start)
+                rc = plx_hosts_slurm_name(start, &names, &n, err, errlen);
+            if (last)
+                break;
+            start = p + 1;
+        }
+    }
+    /* counts: "2(x3),1" = 2,2,2,1 */
+    int i = 0;
+    const char *c = per_node;
+    while (rc == 0 && c && *c && i < n) {
+        char *end;
+        long v = strtol(c, &end, 10), rep = 1;
+        if (end == c || v < 1) {
+            snprintf(err, errlen, "bad slot counts '%.80s' from Slurm", per_node);
+            rc = -1;
+            break;
+        }
+        if (strncmp(end, "(x", 2) == 0) {
+            rep = strtol(end + 2, &end, 10);
+            if (*end != ')' || rep < 1) {
+                snprintf(err, errlen, "bad slot counts '%.80s' from Slurm", per_node);
+                rc = -1;
+                break;
+            }
+            end++;
+        }
+        for (long k = 0; k < rep && i < n; k++, i++)
+            rc = rc ? rc : plx_hosts_add(hl, names[i], (int)v, err, errlen);
+        c = *end == ',' ? end + 1 : end;
+    }
+    for (; rc == 0 && i < n; i++)   /* no counts left: one slot each */
+        rc = plx_hosts_add(hl, names[i], 1, err, errlen);
+    for (int k = 0; k < n; k++)
+        free(names[k]);
+    free(names);
+    free(list);
+    return rc;
+}

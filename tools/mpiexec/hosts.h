@@ -32,6 +32,12 @@ struct plx_hostlist {
 int plx_hosts_add_list(struct plx_hostlist *hl, const char *spec, char *err, size_t errlen);
 /* Adds every host of a host file. 0, or -1 with a message in err. */
 int plx_hosts_add_file(struct plx_hostlist *hl, const char *path, char *err, size_t errlen);
+/* Adds the hosts of a Slurm allocation: nodelist in Slurm's compressed form
+ * ("node[01-03,7],gpu1"), per_node its slot counts ("2(x3),1": from
+ * SLURM_TASKS_PER_NODE or SLURM_JOB_CPUS_PER_NODE; NULL: 1 each), as
+ * Hydra reads them. 0, or -1 with a message in err. */
+int plx_hosts_add_slurm(struct plx_hostlist *hl, const char *nodelist, const char *per_node, char *err,
+                        size_t errlen);
 void plx_hosts_free(struct plx_hostlist *hl);
 
 /* Total slots (the default job size). */

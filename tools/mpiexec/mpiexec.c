@@ -412,6 +412,25 @@ static void plx_mpiexec_parse(int argc, char **argv)
         }
     }
 
+    /* Inside a Slurm allocation (sbatch, salloc) and without -hosts or
+     * -hostfile: the allocation's hosts and slots, as Hydra takes them;
+     * proxies on other hosts start through srun (a step overlapping the
+     * allocation's), unless a launcher is named. */
+    const char *slurm_nodes = getenv("SLURM_JOB_NODELIST");
+    if (!slurm_nodes)
+        slurm_nodes = getenv("SLURM_NODELIST");
+    if (m->hostlist.n == 0 && getenv("SLURM_JOB_ID") && slurm_nodes && *slurm_nodes) {
+        const char *per = getenv("SLURM_TASKS_PER_NODE");
+        char err[512];
+        if (!per)
+            per = getenv("SLURM_JOB_CPUS_PER_NODE");
+        if (plx_hosts_add_slurm(&m->hostlist, slurm_nodes, per, err, sizeof err) != 0)
+            plx_mpiexec_usage_error("the Slurm allocation (SLURM_JOB_NODELIST=%s): %s", slurm_nodes, err);
+        if (m->launcher == PLX_LAUNCHER_DEFAULT && m->launcher_exec == NULL) {
+            m->launcher_exec = "srun --overlap --nodes=1 --ntasks=1 --mpi=none --nodelist={host}";
+            m->exec_forks_local = 1;
+        }
+    }
     if (m->launcher_exec != NULL && m->launcher != PLX_LAUNCHER_DEFAULT)
         plx_mpiexec_usage_error("--launcher and --launcher-exec exclude each other");
     if (m->launcher_exec != NULL)

@@ -112,6 +112,7 @@ struct plx_mpiexec {
     int ppn;
     enum plx_mpiexec_launcher launcher;
     const char *launcher_exec;
+    int exec_forks_local;           /* launcher_exec chosen by us (Slurm's srun): this host's proxy is forked */
     const char *proxy_path;
     double host_timeout;
     int verbose;

@@ -52,6 +52,13 @@ struct plx_pmisrv {
     int barrier_count;
     struct plx_pmisrv_kv *kv;   /* hash table, power-of-two capacity */
     size_t kv_cap, kv_used;
+    struct plx_pmisrv_name *names;  /* MPI_Publish_name's services (a list: few) */
+};
+
+struct plx_pmisrv_name {
+    struct plx_pmisrv_name *next;
+    char *service;
+    char *port;
 };
 
 struct plx_pmisrv_field {
@@ -266,6 +273,61 @@ static void plx_pmisrv_cmd_get(struct plx_pmisrv *srv, int rank,
         plx_pmisrv_reply(srv, rank, "cmd=get_result rc=0 msg=success value=%s\n", val);
 }
 
+/* The name service of MPI_Publish_name / Lookup_name / Unpublish_name:
+ * names live as long as this job's mpiexec. A service already published is
+ * refused (the library reports MPI_ERR_SERVICE). */
+static struct plx_pmisrv_name **plx_pmisrv_name_find(struct plx_pmisrv *srv, const char *service)
+{
+    struct plx_pmisrv_name **pp = &srv->names;
+    while (*pp && strcmp((*pp)->service, service) != 0)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+static void plx_pmisrv_cmd_name(struct plx_pmisrv *srv, int rank, const char *cmd,
+                                const struct plx_pmisrv_field *f, int n)
+{
+    const char *service = plx_pmisrv_field(f, n, "service");
+    const char *port = plx_pmisrv_field(f, n, "port");
+    char reply[32];
+    snprintf(reply, sizeof(reply), "%.*s_result", (int)(strchr(cmd, '_') - cmd), cmd);
+    if (service == NULL || service[0] == '\0' || strlen(service) >= PLX_PMISRV_VALLEN_MAX) {
+        plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=invalid_service\n", reply);
+        return;
+    }
+    struct plx_pmisrv_name **pp = plx_pmisrv_name_find(srv, service);
+    if (strcmp(cmd, "publish_name") == 0) {
+        if (port == NULL || port[0] == '\0' || strlen(port) >= PLX_PMISRV_VALLEN_MAX) {
+            plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=invalid_port\n", reply);
+        } else if (*pp != NULL) {
+            plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=already_published\n", reply);
+        } else {
+            struct plx_pmisrv_name *nm = calloc(1, sizeof(*nm));
+            if (nm == NULL || (nm->service = strdup(service)) == NULL || (nm->port = strdup(port)) == NULL) {
+                if (nm != NULL)
+                    free(nm->service);
+                free(nm);
+                plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=out_of_memory\n", reply);
+                return;
+            }
+            nm->next = srv->names;
+            srv->names = nm;
+            plx_pmisrv_reply(srv, rank, "cmd=%s rc=0 msg=success\n", reply);
+        }
+    } else if (*pp == NULL) {
+        plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=not_published\n", reply);
+    } else if (strcmp(cmd, "lookup_name") == 0) {
+        plx_pmisrv_reply(srv, rank, "cmd=%s rc=0 port=%s\n", reply, (*pp)->port);
+    } else {
+        struct plx_pmisrv_name *nm = *pp;
+        *pp = nm->next;
+        free(nm->service);
+        free(nm->port);
+        free(nm);
+        plx_pmisrv_reply(srv, rank, "cmd=%s rc=0 msg=success\n", reply);
+    }
+}
+
 static void plx_pmisrv_cmd_barrier(struct plx_pmisrv *srv, int rank)
 {
     if (srv->conn[rank].in_barrier) {
@@ -388,10 +450,7 @@ static void plx_pmisrv_line(struct plx_pmisrv *srv, int rank, char *line)
         plx_pmisrv_cmd_abort(srv, rank, f, n);
     } else if (strcmp(cmd, "publish_name") == 0 || strcmp(cmd, "unpublish_name") == 0
                || strcmp(cmd, "lookup_name") == 0) {
-        /* publish_name -> publish_result, and so on */
-        char name[32];
-        snprintf(name, sizeof(name), "%.*s_result", (int)(strchr(cmd, '_') - cmd), cmd);
-        plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=name_service_not_supported\n", name);
+        plx_pmisrv_cmd_name(srv, rank, cmd, f, n);
     } else {
         plx_pmisrv_warn(srv, rank, "sent the unknown PMI command", cmd);
         plx_pmisrv_reply(srv, rank, "cmd=%.64s_result rc=-1 msg=unknown_command\n", cmd);
@@ -451,6 +510,13 @@ void plx_pmisrv_destroy(struct plx_pmisrv *srv)
         free(srv->kv[i].val);
     }
     free(srv->kv);
+    while (srv->names != NULL) {
+        struct plx_pmisrv_name *nm = srv->names;
+        srv->names = nm->next;
+        free(nm->service);
+        free(nm->port);
+        free(nm);
+    }
     for (int r = 0; r < srv->size; r++)
         free(srv->conn[r].buf);
     free(srv->conn);

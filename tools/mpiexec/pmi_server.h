@@ -8,8 +8,9 @@
  * lines later without touching the protocol code.
  *
  * Supported: init, get_maxes, get_appnum, get_universe_size, get_my_kvsname,
- * put, get, barrier_in/barrier_out, finalize, abort. publish/lookup and the
- * multi-line "mcmd=spawn" are answered with rc=-1 (not supported).
+ * put, get, barrier_in/barrier_out, finalize, abort, publish_name,
+ * lookup_name, unpublish_name (the job's name service: MPI_Publish_name).
+ * The multi-line "mcmd=spawn" is answered with rc=-1 (not supported).
  *
  * Thread rules: single-threaded, called from the launcher's event loop.
  */

@@ -88,7 +88,7 @@ void plx_mpiexec_remote_place(void)
             ho->fork = 1;
             break;
         default:
-            ho->fork = 0;
+            ho->fork = m->exec_forks_local && plx_hosts_is_local(ho->name);
             break;
         }
     }
