@@ -35,6 +35,7 @@
 #include "pm/pm.h"
 #include "progress/progress.h"
 #include "pt2pt/pt2pt.h"
+#include "util/util.h"
 
 #pragma weak MPI_Publish_name = PMPI_Publish_name
 #pragma weak MPI_Lookup_name = PMPI_Lookup_name
@@ -224,13 +225,6 @@ int PMPI_Close_port(const char *port_name)
 
 /* --- accept / connect ----------------------------------------------------- */
 
-static double plx_dyn_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* info "timeout" in seconds; dflt when absent (< 0: for ever). */
 static double plx_dyn_timeout(MPI_Info info, double dflt)
 {
@@ -253,7 +247,7 @@ static int plx_dyn_wait_done(void *arg)
     struct plx_dyn_wait *w = arg;
     if (w->r->cc == 0)
         return 1;
-    if (w->deadline >= 0 && plx_dyn_now() > w->deadline)
+    if (w->deadline >= 0 && plx_util_now() > w->deadline)
         return 1;
     usleep(200);                /* a wait that may last long: do not burn the CPU */
     return 0;
@@ -297,7 +291,7 @@ static void plx_dyn_answer(int lpid, int id, int ok)
 {
     int32_t ans[2] = { id, ok };
     struct plx_request *r = plx_dyn_start(PLX_REQ_SEND, ans, sizeof ans, lpid, PLX_COLL_TAG_ACCEPT);
-    plx_dyn_finish(r, plx_dyn_now() + 10);
+    plx_dyn_finish(r, plx_util_now() + 10);
 }
 
 /* At the accept root: the world rank of a connect root for port p, or -1
@@ -374,7 +368,7 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
                               port_name ? port_name : "(NULL)");
         } else {
             double t = plx_dyn_timeout(info, -1);
-            peer = plx_dyn_accept_root(*pp, t < 0 ? -1 : plx_dyn_now() + t);
+            peer = plx_dyn_accept_root(*pp, t < 0 ? -1 : plx_util_now() + t);
             if (peer < 0)
                 err = plx_api_err(c, fn, MPI_ERR_PORT, "no MPI_Comm_connect to port %s within the timeout (%g s)",
                                   port_name, t);
@@ -412,7 +406,7 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
                               port_name ? port_name : "(NULL)");
         } else {
             double t = plx_dyn_timeout(info, 60);
-            double deadline = t < 0 ? -1 : plx_dyn_now() + t;
+            double deadline = t < 0 ? -1 : plx_util_now() + t;
             int32_t req[2] = { id, plx_procs.my_lpid }, ans[2] = { -1, 0 };
             struct plx_request *a = plx_dyn_start(PLX_REQ_RECV, ans, sizeof ans, lpid, PLX_COLL_TAG_ACCEPT);
             plx_dyn_finish(plx_dyn_start(PLX_REQ_SEND, req, sizeof req, lpid, PLX_COLL_TAG_CONNECT), deadline);

@@ -7,6 +7,7 @@
 #include "api/api.h"
 #include "core/runtime.h"
 #include "pm/pm.h"
+#include "util/util.h"
 
 #pragma weak MPI_Init = PMPI_Init
 #pragma weak MPI_Init_thread = PMPI_Init_thread
@@ -102,9 +103,7 @@ int PMPI_Is_thread_main(int *flag)
 
 double PMPI_Wtime(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return plx_util_now();
 }
 
 double PMPI_Wtick(void)

@@ -83,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (p->r[i].has_stdin && p->in_pipe < 0)
                     p->in_pipe = dup(fz_devnull);
             }
-            plx_proxy_conn_frames(plx_proxy_now());
+            plx_proxy_conn_frames(plx_util_now());
             (void)plx_wire_flush(&p->conn);
         }
     }

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "mpiexec.h"
+#include "util/util.h"
 
 #ifndef PLX_VERSION_STRING
 #define PLX_VERSION_STRING "unknown"
@@ -54,11 +55,11 @@ struct plx_mpiexec plx_mpiexec = { .sigfd = -1, .in_pipe = -1, .listen_fd = -1,
 
 /* ---- small helpers -------------------------------------------------------- */
 
+/* The launcher's clock (src/util's); one function, so that the fuzz target
+ * of remote.c can stand in a fixed time. */
 double plx_mpiexec_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return plx_util_now();
 }
 
 void plx_mpiexec_msg(const char *fmt, ...)
@@ -850,19 +851,17 @@ static void plx_mpiexec_fix_stdio(void)
 static void plx_mpiexec_raise_nofile(void)
 {
     struct plx_mpiexec *m = &plx_mpiexec;
-    struct rlimit rl;
-    rlim_t need = (rlim_t)m->size * 4 + 64;
+    rlim_t need = (rlim_t)m->size * 4 + 64, now;
 
-    if (getrlimit(RLIMIT_NOFILE, &m->orig_nofile) != 0 || m->orig_nofile.rlim_cur >= need)
+    int r = plx_util_raise_nofile(need, &m->orig_nofile, &now);
+    if (r < 0)
         return;
-    rl = m->orig_nofile;
-    rl.rlim_cur = need < rl.rlim_max ? need : rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+    if (r == 1)
         m->nofile_raised = 1;
-    if (rl.rlim_cur < need)
+    if (now < need)
         plx_mpiexec_msg("warning: %d ranks need about %lu file descriptors, the hard limit is "
                         "%lu (raise it with ulimit -Hn)", m->size, (unsigned long)need,
-                        (unsigned long)rl.rlim_max);
+                        (unsigned long)m->orig_nofile.rlim_max);
 }
 
 static void plx_mpiexec_make_kvsname(void)

@@ -50,6 +50,7 @@
 
 #include "spawn.h"
 #include "wire.h"
+#include "util/util.h"
 
 #define PLX_PROXY_CONNECT_TIMEOUT_MS 3000   /* per address tried */
 #define PLX_PROXY_LAUNCH_WAIT_MS 15000      /* HELLO sent, waiting for LAUNCH */
@@ -104,13 +105,6 @@ static struct plx_proxy {
 } plx_proxy = { .sigfd = -1, .in_pipe = -1, .conn = { .fd = -1 } };
 
 /* ---- helpers ----------------------------------------------------------------- */
-
-static double plx_proxy_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void plx_proxy_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -247,7 +241,7 @@ static int plx_proxy_dial(const char *target, char *why, size_t whylen)
 static int plx_proxy_handshake(char *why, size_t whylen)
 {
     struct plx_wire_conn *c = &plx_proxy.conn;
-    double deadline = plx_proxy_now() + PLX_PROXY_LAUNCH_WAIT_MS / 1000.0;
+    double deadline = plx_util_now() + PLX_PROXY_LAUNCH_WAIT_MS / 1000.0;
 
     plx_wire_begin(c, PLX_WIRE_HELLO);
     plx_wire_str(c, PLX_WIRE_MAGIC);
@@ -269,7 +263,7 @@ static int plx_proxy_handshake(char *why, size_t whylen)
             }
             return 1;
         }
-        double left = deadline - plx_proxy_now();
+        double left = deadline - plx_util_now();
         if (left <= 0) {
             snprintf(why, whylen, "no answer to the hello");
             return 0;
@@ -415,14 +409,9 @@ err_bad:
 static void plx_proxy_raise_nofile(void)
 {
     struct plx_proxy *p = &plx_proxy;
-    struct rlimit rl;
     rlim_t need = (rlim_t)p->nlocal * 4 + 64;
 
-    if (getrlimit(RLIMIT_NOFILE, &p->orig_nofile) != 0 || p->orig_nofile.rlim_cur >= need)
-        return;
-    rl = p->orig_nofile;
-    rl.rlim_cur = need < rl.rlim_max ? need : rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+    if (plx_util_raise_nofile(need, &p->orig_nofile, NULL) == 1)
         p->nofile_raised = 1;
 }
 
@@ -797,10 +786,10 @@ static void plx_proxy_loop(void)
     int *kind = plx_proxy_xalloc(max * sizeof(int));
     int *idx = plx_proxy_xalloc(max * sizeof(int));
 
-    double next_check = plx_proxy_now() + PLX_WIRE_STALL_CHECK;
+    double next_check = plx_util_now() + PLX_WIRE_STALL_CHECK;
 
     for (;;) {
-        double now = plx_proxy_now();
+        double now = plx_util_now();
         size_t n = 0;
         double until = next_check;
 
@@ -854,7 +843,7 @@ static void plx_proxy_loop(void)
             plx_proxy_abandon("poll failed");
         if (rc <= 0)
             continue;
-        now = plx_proxy_now();
+        now = plx_util_now();
         if (pfd[0].revents)
             plx_proxy_signals_read();
         for (size_t i = 1; i < n; i++) {
@@ -936,10 +925,10 @@ static void plx_proxy_read_secret(void)
     }
     /* One line on stdin (ssh passes no environment). Read byte by byte so
      * nothing after the line is taken from whoever shares our stdin. */
-    double deadline = plx_proxy_now() + 10.0;
+    double deadline = plx_util_now() + 10.0;
     while (len + 1 < sizeof(line)) {
         struct pollfd pfd = { .fd = 0, .events = POLLIN };
-        int left = (int)ceil((deadline - plx_proxy_now()) * 1000);
+        int left = (int)ceil((deadline - plx_util_now()) * 1000);
         if (left <= 0 || poll(&pfd, 1, left) <= 0)
             break;
         ssize_t n = read(0, line + len, 1);
@@ -1017,7 +1006,7 @@ int main(int argc, char **argv)
     plx_proxy_launch_parse(&rd);
     plx_proxy_raise_nofile();
     plx_proxy_start_ranks();
-    plx_proxy_conn_frames(plx_proxy_now());     /* what came with the LAUNCH */
+    plx_proxy_conn_frames(plx_util_now());     /* what came with the LAUNCH */
     plx_proxy_loop();
 
     /* Forward the last frames, then leave; mpiexec waits for our EOF. */

@@ -39,7 +39,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ifaces.h"
+#include "util/iface.h"
+#include "util/util.h"
 #include "mpiexec.h"
 
 #define PLX_MPIEXEC_HELLO_TIMEOUT 10.0      /* a new connection must say HELLO by then */
@@ -394,16 +395,10 @@ static void plx_remote_start_launcher(int h, const char *proxy)
 static int plx_remote_listen(void)
 {
     const char *ports = getenv("PLEXUS_TCP_PORTS");
-    long lo = 0, hi = 0;
-    int fd = -1, v6 = 1;
+    int lo, hi, fd, v6 = 1, port;
 
-    if (ports != NULL && *ports != '\0') {
-        char *end;
-        lo = strtol(ports, &end, 10);
-        hi = *end == '-' ? strtol(end + 1, &end, 10) : lo;
-        if (*end != '\0' || lo < 1 || hi > 65535 || lo > hi)
-            plx_mpiexec_usage_error("PLEXUS_TCP_PORTS='%s' is not a port range lo-hi", ports);
-    }
+    if (plx_util_port_range_parse(ports, &lo, &hi) != 0)
+        plx_mpiexec_usage_error("PLEXUS_TCP_PORTS='%s' is not a port range lo-hi", ports);
     fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd >= 0) {
         int off = 0;
@@ -416,24 +411,11 @@ static int plx_remote_listen(void)
         plx_mpiexec_msg("cannot listen for proxies: socket: %s", strerror(errno));
         exit(1);
     }
-    for (long port = lo; port <= hi; port++) {
-        struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT,
-                                   .sin6_port = htons((uint16_t)port) };
-        struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY),
-                                  .sin_port = htons((uint16_t)port) };
-        int rc = v6 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6))
-                    : bind(fd, (struct sockaddr *)&a4, sizeof(a4));
-        if (rc == 0 && listen(fd, 128) == 0) {
-            struct sockaddr_storage ss;
-            socklen_t sl = sizeof(ss);
-            if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
-                break;
-            plx_mpiexec.listen_fd = fd;
-            return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                  : ((struct sockaddr_in *)&ss)->sin_port);
-        }
-        if (errno != EADDRINUSE)
-            break;
+    /* in order from lo: one mpiexec per host, nothing to spread */
+    port = plx_util_listen_range(fd, v6 ? AF_INET6 : AF_INET, lo, hi, 0, 128);
+    if (port > 0) {
+        plx_mpiexec.listen_fd = fd;
+        return port;
     }
     plx_mpiexec_msg("cannot listen for proxies%s%s: %s", ports ? " in PLEXUS_TCP_PORTS=" : "",
                     ports ? ports : "", strerror(errno));
@@ -444,8 +426,8 @@ static int plx_remote_listen(void)
 static void plx_remote_advertise(int port)
 {
     struct plx_mpiexec *m = &plx_mpiexec;
-    struct plx_ifaces_rules rules;
-    struct plx_ifaces_addr addrs[16];
+    struct plx_iface_rules rules;
+    struct plx_iface_addr addrs[16];
     const char *spec = getenv("PLEXUS_IFACES");
     char err[256];
     int n, all_fork = 1;
@@ -461,20 +443,19 @@ static void plx_remote_advertise(int port)
         m->connect_list = plx_remote_strdup(a);
         return;
     }
-    if (plx_ifaces_parse(spec, &rules, err, sizeof(err)) != 0)
+    if (plx_iface_rules_parse(spec, &rules, err, sizeof(err)) != 0)
         plx_mpiexec_usage_error("%s", err);
-    n = plx_ifaces_select(&rules, addrs, 16);
+    n = plx_iface_select(&rules, addrs, 16);
     if (n <= 0) {
-        struct plx_ifaces_addr all[32];
+        struct plx_iface_addr all[32];
         char list[1024] = "";
         size_t l = 0;
-        int na = plx_ifaces_all(all, 32);
+        int na = plx_iface_list(all, 32);
         for (int i = 0; i < na; i++) {
-            char a[80];
-            plx_ifaces_format(&all[i].ip, 0, a, sizeof(a));
-            a[strlen(a) - 2] = '\0';        /* drop ":0" */
+            char a[INET6_ADDRSTRLEN];
+            plx_iface_ip_format(&all[i].a, a, sizeof(a));
             int w = snprintf(list + l, sizeof(list) - l, "%s%s %s", i ? ", " : "",
-                             all[i].ifname, a[0] == '[' ? a + 1 : a);
+                             all[i].ifname, a);
             if (w > 0 && (size_t)w < sizeof(list) - l)
                 l += (size_t)w;
         }
@@ -484,7 +465,9 @@ static void plx_remote_advertise(int port)
     }
     for (int i = 0; i < n; i++) {
         char a[80];
-        plx_ifaces_format(&addrs[i].ip, port, a, sizeof(a));
+        struct sockaddr_storage ss;
+        plx_iface_ip_sockaddr(&addrs[i].a, port, &ss);
+        plx_iface_sockaddr_str(&ss, a, sizeof(a));
         if (i > 0)
             plx_remote_append(&buf, &len, &cap, ",", 0);
         plx_remote_append(&buf, &len, &cap, a, 0);

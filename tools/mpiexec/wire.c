@@ -10,10 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "util/util.h"
 
 #define PLX_WIRE_READ_CHUNK 65536
 
@@ -174,16 +175,14 @@ int plx_wire_flush(struct plx_wire_conn *c)
 
 int plx_wire_flush_wait(struct plx_wire_conn *c, int timeout_ms)
 {
-    struct timespec t0, t;
+    double t0 = plx_util_now();
 
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         if (plx_wire_flush(c) != 0)
             return -1;
         if (plx_wire_pending(c) == 0)
             return 0;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        long spent = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+        long spent = (long)((plx_util_now() - t0) * 1000);
         if (spent >= timeout_ms)
             return -1;
         struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
@@ -282,16 +281,9 @@ int plx_wire_stalled(int fd, unsigned timeout_ms)
 int plx_wire_secret_make(char out[PLX_WIRE_SECRET_HEX + 1])
 {
     uint8_t b[PLX_WIRE_SECRET_HEX / 2];
-    size_t got = 0;
 
-    while (got < sizeof(b)) {
-        ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        got += (size_t)n;
-    }
+    if (plx_util_random(b, sizeof(b)) != 0)
+        return -1;
     for (size_t i = 0; i < sizeof(b); i++)
         snprintf(out + 2 * i, 3, "%02x", b[i]);
     return 0;

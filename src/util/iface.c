@@ -1,14 +1,15 @@
 /*
- * Interface selection (PLEXUS_IFACES) and the TCP business card; see iface.h.
+ * PLEXUS_IFACES and IP addresses, for the TCP transport and the launcher;
+ * see iface.h.
  */
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "transport/tcp/iface.h"
+#include "util/iface.h"
 
-int plx_tcp_ip_parse(const char *s, struct plx_tcp_ipaddr *a)
+int plx_iface_ip_parse(const char *s, struct plx_iface_ip *a)
 {
     memset(a, 0, sizeof *a);
     if (strchr(s, ':')) {
@@ -19,13 +20,13 @@ int plx_tcp_ip_parse(const char *s, struct plx_tcp_ipaddr *a)
     return inet_pton(AF_INET, s, a->b) == 1 ? 0 : -1;
 }
 
-void plx_tcp_ip_format(const struct plx_tcp_ipaddr *a, char *buf, size_t len)
+void plx_iface_ip_format(const struct plx_iface_ip *a, char *buf, size_t len)
 {
     if (!inet_ntop(a->family, a->b, buf, (socklen_t)len))
         snprintf(buf, len, "?");
 }
 
-socklen_t plx_tcp_ip_sockaddr(const struct plx_tcp_ipaddr *a, int port, struct sockaddr_storage *ss)
+socklen_t plx_iface_ip_sockaddr(const struct plx_iface_ip *a, int port, struct sockaddr_storage *ss)
 {
     memset(ss, 0, sizeof *ss);
     if (a->family == AF_INET) {
@@ -42,7 +43,7 @@ socklen_t plx_tcp_ip_sockaddr(const struct plx_tcp_ipaddr *a, int port, struct s
     return sizeof *in6;
 }
 
-int plx_tcp_ip_in_cidr(const struct plx_tcp_ipaddr *a, const struct plx_tcp_ipaddr *net, int prefix)
+int plx_iface_ip_in_cidr(const struct plx_iface_ip *a, const struct plx_iface_ip *net, int prefix)
 {
     if (a->family != net->family)
         return 0;
@@ -60,12 +61,12 @@ int plx_tcp_ip_in_cidr(const struct plx_tcp_ipaddr *a, const struct plx_tcp_ipad
     return 1;
 }
 
-static int plx_tcp_ip_link_local(const struct plx_tcp_ipaddr *a)
+static int plx_iface_ip_link_local(const struct plx_iface_ip *a)
 {
     return a->family == AF_INET6 && a->b[0] == 0xfe && (a->b[1] & 0xc0) == 0x80;
 }
 
-static int plx_tcp_ip_loopback(const struct plx_tcp_ipaddr *a)
+static int plx_iface_ip_loopback(const struct plx_iface_ip *a)
 {
     static const uint8_t v6lo[16] = { [15] = 1 };
     if (a->family == AF_INET)
@@ -73,10 +74,10 @@ static int plx_tcp_ip_loopback(const struct plx_tcp_ipaddr *a)
     return memcmp(a->b, v6lo, 16) == 0;
 }
 
-int plx_tcp_iface_rules_parse(const char *spec, struct plx_tcp_iface_rules *rules, char *err, size_t errlen)
+int plx_iface_rules_parse(const char *spec, struct plx_iface_rules *rules, char *err, size_t errlen)
 {
     memset(rules, 0, sizeof *rules);
-    const char *p = spec;
+    const char *p = spec ? spec : "";
     while (*p) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
@@ -95,11 +96,11 @@ int plx_tcp_iface_rules_parse(const char *spec, struct plx_tcp_iface_rules *rule
             t[k - 1] = 0;
         if (!*t)
             continue;
-        if (rules->n == PLX_TCP_IFACE_MAX_RULES) {
-            snprintf(err, errlen, "PLEXUS_IFACES: more than %d terms", PLX_TCP_IFACE_MAX_RULES);
+        if (rules->n == PLX_IFACE_MAX_RULES) {
+            snprintf(err, errlen, "PLEXUS_IFACES: more than %d terms", PLX_IFACE_MAX_RULES);
             return -1;
         }
-        struct plx_tcp_iface_rule *r = &rules->r[rules->n];
+        struct plx_iface_rule *r = &rules->r[rules->n];
         memset(r, 0, sizeof *r);
         if (*t == '^') {
             r->exclude = 1;
@@ -110,7 +111,7 @@ int plx_tcp_iface_rules_parse(const char *spec, struct plx_tcp_iface_rules *rule
             *slash = 0;
             char *end;
             long pl = strtol(slash + 1, &end, 10);
-            if (plx_tcp_ip_parse(t, &r->a) != 0 || end == slash + 1 || *end || pl < 0 ||
+            if (plx_iface_ip_parse(t, &r->a) != 0 || end == slash + 1 || *end || pl < 0 ||
                 pl > (r->a.family == AF_INET ? 32 : 128)) {
                 snprintf(err, errlen, "PLEXUS_IFACES: \"%s/%s\" is not a CIDR block (e.g. 10.1.0.0/16, fd00::/8)",
                          t, slash + 1);
@@ -132,20 +133,20 @@ int plx_tcp_iface_rules_parse(const char *spec, struct plx_tcp_iface_rules *rule
     return 0;
 }
 
-static int plx_tcp_rule_match(const struct plx_tcp_iface_rule *r, const struct plx_tcp_ifaddr *a)
+static int plx_iface_rule_match(const struct plx_iface_rule *r, const struct plx_iface_addr *a)
 {
     if (r->cidr)
-        return plx_tcp_ip_in_cidr(&a->a, &r->a, r->prefix);
+        return plx_iface_ip_in_cidr(&a->a, &r->a, r->prefix);
     return strcmp(r->name, a->ifname) == 0;
 }
 
-int plx_tcp_iface_selected(const struct plx_tcp_iface_rules *rules, const struct plx_tcp_ifaddr *a)
+int plx_iface_selected(const struct plx_iface_rules *rules, const struct plx_iface_addr *a)
 {
-    if (plx_tcp_ip_link_local(&a->a))
+    if (plx_iface_ip_link_local(&a->a))
         return 0;
     int included = 0;
     for (int i = 0; i < rules->n; i++) {
-        if (!plx_tcp_rule_match(&rules->r[i], a))
+        if (!plx_iface_rule_match(&rules->r[i], a))
             continue;
         if (rules->r[i].exclude)
             return 0;
@@ -156,7 +157,7 @@ int plx_tcp_iface_selected(const struct plx_tcp_iface_rules *rules, const struct
     return !a->loopback;
 }
 
-static int plx_tcp_prefix_len(const struct sockaddr *mask, int family)
+static int plx_iface_prefix_len(const struct sockaddr *mask, int family)
 {
     if (!mask)
         return family == AF_INET ? 32 : 128;
@@ -168,7 +169,7 @@ static int plx_tcp_prefix_len(const struct sockaddr *mask, int family)
     return bits;
 }
 
-int plx_tcp_iface_list(struct plx_tcp_ifaddr *out, int max)
+int plx_iface_list(struct plx_iface_addr *out, int max)
 {
     struct ifaddrs *ifs;
     if (getifaddrs(&ifs) != 0)
@@ -180,7 +181,7 @@ int plx_tcp_iface_list(struct plx_tcp_ifaddr *out, int max)
         int fam = i->ifa_addr->sa_family;
         if (fam != AF_INET && fam != AF_INET6)
             continue;
-        struct plx_tcp_ifaddr *a = &out[n];
+        struct plx_iface_addr *a = &out[n];
         memset(a, 0, sizeof *a);
         snprintf(a->ifname, sizeof a->ifname, "%s", i->ifa_name);
         a->a.family = fam;
@@ -188,79 +189,70 @@ int plx_tcp_iface_list(struct plx_tcp_ifaddr *out, int max)
             memcpy(a->a.b, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
         else
             memcpy(a->a.b, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
-        a->prefix = plx_tcp_prefix_len(i->ifa_netmask, fam);
-        a->loopback = (i->ifa_flags & IFF_LOOPBACK) || plx_tcp_ip_loopback(&a->a);
+        a->prefix = plx_iface_prefix_len(i->ifa_netmask, fam);
+        a->loopback = (i->ifa_flags & IFF_LOOPBACK) || plx_iface_ip_loopback(&a->a);
         n++;
     }
     freeifaddrs(ifs);
     return n;
 }
 
-static int plx_tcp_card_addrs(char *buf, size_t len, const struct plx_tcp_ipaddr *a, int n)
+int plx_iface_select(const struct plx_iface_rules *rules, struct plx_iface_addr *out, int max)
 {
-    size_t off = 0;
-    for (int i = 0; i < n; i++) {
-        char s[INET6_ADDRSTRLEN];
-        plx_tcp_ip_format(&a[i], s, sizeof s);
-        int w = snprintf(buf + off, len - off, "%s%s", i ? "," : "", s);
-        if (w < 0 || (size_t)w >= len - off)
-            return -1;
-        off += (size_t)w;
+    struct plx_iface_addr all[64];
+    int nall = plx_iface_list(all, 64), n = 0;
+    if (rules->ninclude > 0) {
+        /* in the order of the include terms: the user's order is the order
+         * they are tried in */
+        int taken[64] = { 0 };
+        for (int k = 0; k < rules->n; k++) {
+            if (rules->r[k].exclude)
+                continue;
+            for (int i = 0; i < nall && n < max; i++) {
+                if (!taken[i] && plx_iface_rule_match(&rules->r[k], &all[i]) && plx_iface_selected(rules, &all[i])) {
+                    taken[i] = 1;
+                    out[n++] = all[i];
+                }
+            }
+        }
+        return n;
     }
-    if (n == 0 && len)
-        buf[0] = 0;
-    return (int)off;
-}
-
-int plx_tcp_card_format(const struct plx_tcp_card *c, char *buf, size_t len)
-{
-    char lo[128], addrs[1024];
-    if (plx_tcp_card_addrs(lo, sizeof lo, c->lo, c->nlo) < 0 ||
-        plx_tcp_card_addrs(addrs, sizeof addrs, c->addr, c->naddr) < 0)
-        return -1;
-    int w = snprintf(buf, len, "%d|%s|%s|%s", c->port, c->host, lo, addrs);
-    return w < 0 || (size_t)w >= len ? -1 : 0;
-}
-
-static int plx_tcp_card_parse_addrs(const char *s, const char *end, struct plx_tcp_ipaddr *a, int max, int *n)
-{
-    *n = 0;
-    while (s < end) {
-        const char *c = memchr(s, ',', (size_t)(end - s));
-        const char *e = c ? c : end;
-        char tmp[INET6_ADDRSTRLEN + 1];
-        if ((size_t)(e - s) >= sizeof tmp || *n == max)
-            return -1;
-        memcpy(tmp, s, (size_t)(e - s));
-        tmp[e - s] = 0;
-        if (plx_tcp_ip_parse(tmp, &a[*n]) != 0)
-            return -1;
-        (*n)++;
-        s = c ? c + 1 : end;
+    for (int i = 0; i < nall && n < max; i++)
+        if (plx_iface_selected(rules, &all[i]))
+            out[n++] = all[i];
+    if (n == 0) {
+        /* only excludes, or nothing but loopback is up: loopback, unless excluded */
+        for (int i = 0; i < nall && n < max; i++) {
+            int excluded = 0;
+            for (int k = 0; k < rules->n; k++)
+                excluded |= plx_iface_rule_match(&rules->r[k], &all[i]);
+            if (all[i].loopback && !excluded && !plx_iface_ip_link_local(&all[i].a))
+                out[n++] = all[i];
+        }
     }
-    return 0;
+    return n;
 }
 
-int plx_tcp_card_parse(const char *s, struct plx_tcp_card *c)
+void plx_iface_sockaddr_str(const struct sockaddr_storage *ss, char *buf, size_t len)
 {
-    memset(c, 0, sizeof *c);
-    const char *b1 = strchr(s, '|');
-    const char *b2 = b1 ? strchr(b1 + 1, '|') : NULL;
-    const char *b3 = b2 ? strchr(b2 + 1, '|') : NULL;
-    if (!b3)
-        return -1;
-    char *end;
-    long port = strtol(s, &end, 10);
-    if (end != b1 || port <= 0 || port > 65535)
-        return -1;
-    c->port = (int)port;
-    size_t hl = (size_t)(b2 - b1 - 1);
-    if (hl >= sizeof c->host)
-        hl = sizeof c->host - 1;
-    memcpy(c->host, b1 + 1, hl);
-    c->host[hl] = 0;
-    if (plx_tcp_card_parse_addrs(b2 + 1, b3, c->lo, 2, &c->nlo) != 0)
-        return -1;
-    return plx_tcp_card_parse_addrs(b3 + 1, b3 + 1 + strlen(b3 + 1), c->addr, PLX_TCP_CARD_MAX_ADDRS,
-                                    &c->naddr);
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
+        port = ntohs(in->sin_port);
+        snprintf(buf, len, "%s:%d", ip, port);
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+        port = ntohs(in6->sin6_port);
+        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {    /* an IPv4 peer of a dual-stack listener */
+            inet_ntop(AF_INET, in6->sin6_addr.s6_addr + 12, ip, sizeof ip);
+            snprintf(buf, len, "%s:%d", ip, port);
+            return;
+        }
+        inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
+        snprintf(buf, len, "[%s]:%d", ip, port);
+    } else {
+        snprintf(buf, len, "(unknown address)");
+    }
 }
