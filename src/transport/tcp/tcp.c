@@ -157,7 +157,14 @@ static int plx_tcp_reaches(struct plx_tp_iface *ifc, int lpid)
     char why[300];
     struct plx_iface_ip cand[2 + PLX_TCP_CARD_MAX_ADDRS];
     const struct plx_tcp_card *c = plx_tcp_peer_card(plx_tcp_peer_get(r, lpid), why, sizeof why);
-    return c && plx_tcp_rail_cands(r, lpid, c, cand) > 0;
+    int ok = c && plx_tcp_rail_cands(r, lpid, c, cand) > 0;
+    if (!ok && !r->unreached_said && plx_procs.p[lpid].node_id != plx_procs.my_node) {
+        r->unreached_said = 1;  /* once per rail: a job of many ranks would repeat it for each */
+        plx_debug(1, "tcp: rail %s (%s) reaches no address of rank %d (host %s)%s; it carries nothing to "
+                  "such ranks", ifc->name, ifc->detail, lpid, c ? c->host : "unknown",
+                  c ? ": no address in its subnet" : "");
+    }
+    return ok;
 }
 
 /* Bytes queued for lpid on this rail and not yet sent by the kernel. */
@@ -624,7 +631,20 @@ int plx_tcp_probe(char *msg, size_t len)
             l += (size_t)snprintf(msg + l, len - l, " %s (%s)", a, plx_tcp.my[i].ifname);
         }
         if (!plx_tcp.nmy && l < len)
-            snprintf(msg + l, len - l, " loopback only (no other interface is up)");
+            l += (size_t)snprintf(msg + l, len - l, " loopback only (no other interface is up)");
+        /* the rails to other nodes: one per interface (at most PLEXUS_TCP_RAILS) */
+        char names[PLX_TCP_CARD_MAX_ADDRS][IFNAMSIZ];
+        int nnames = 0, cap = plx_config.tcp_rails > 0 ? plx_config.tcp_rails : PLX_TCP_MAX_RAILS;
+        for (int i = 0; i < plx_tcp.nmy && nnames < cap; i++) {
+            int k = 0;
+            while (k < nnames && strcmp(names[k], plx_tcp.my[i].ifname))
+                k++;
+            if (k == nnames)
+                snprintf(names[nnames++], IFNAMSIZ, "%s", plx_tcp.my[i].ifname);
+        }
+        for (int k = 0; k < nnames && l < len; k++)
+            l += (size_t)snprintf(msg + l, len - l, "%s tcp%d (%s)", k ? "," : "; rails to other nodes:", k,
+                                  names[k]);
     }
     if (plx_tcp.lfd >= 0)
         close(plx_tcp.lfd);

@@ -143,6 +143,7 @@ struct plx_tcp_rail {
     int has_addr;                       /* bound to addr (an interface); else any/loopback */
     struct plx_iface_addr addr;
     struct plx_tcp_peer **peers;        /* by world rank, allocated on first use */
+    int unreached_said;                 /* PLEXUS_DEBUG: "reaches no address of rank N" said once */
 };
 
 struct plx_tcp_selfpkt {
