@@ -141,8 +141,6 @@ void plx_tcp_peer_lost(struct plx_tcp_peer *p, const char *what, int ended)
     char me[128], him[128], addr[80] = "", msg[1024];
     plx_tcp_who(plx_procs.my_lpid, me, sizeof me);
     plx_tcp_who(p->lpid, him, sizeof him);
-    if (p->bye)
-        plx_fatal("tcp: %s sends to %s, which has already finalized", me, him);
     if (p->conn)
         plx_iface_sockaddr_str(&p->conn->addr, addr, sizeof addr);
     snprintf(msg, sizeof msg, "tcp: connection between %s and %s at %s%s lost: %s. The peer process died, or "

@@ -127,6 +127,12 @@ static size_t plx_tcp_writev(struct plx_tcp_peer *p, const struct iovec *v, int 
             plx_tcp_fin_close(p);
             return 0;
         }
+        if (p->bye) {           /* a write to a peer that said it finalized: the program's error */
+            char me[128], him[128];
+            plx_tcp_who(plx_procs.my_lpid, me, sizeof me);
+            plx_tcp_who(p->lpid, him, sizeof him);
+            plx_fatal("tcp: %s sends to %s, which has already finalized", me, him);
+        }
         plx_tcp_peer_lost(p, strerror(errno), errno == EPIPE || errno == ECONNRESET);
         return 0;               /* failed: p->conn is NULL now */
     }
