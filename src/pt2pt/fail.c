@@ -18,7 +18,7 @@
 
 /* c's rank of world rank lpid, or MPI_UNDEFINED; O(size), on failure
  * paths only. */
-static int plx_comm_rank_of(const struct plx_comm *c, int lpid)
+static int plx_pt2pt_comm_rank_of(const struct plx_comm *c, int lpid)
 {
     for (int i = 0; i < c->size; i++)
         if (c->lpids[i] == lpid)
@@ -26,9 +26,9 @@ static int plx_comm_rank_of(const struct plx_comm *c, int lpid)
     return MPI_UNDEFINED;
 }
 
-static int plx_comm_holds(const struct plx_comm *c, int lpid)
+static int plx_pt2pt_comm_holds(const struct plx_comm *c, int lpid)
 {
-    return plx_comm_rank_of(c, lpid) != MPI_UNDEFINED;
+    return plx_pt2pt_comm_rank_of(c, lpid) != MPI_UNDEFINED;
 }
 
 struct plx_fail_scan {
@@ -37,13 +37,13 @@ struct plx_fail_scan {
     struct plx_peer *peer;
 };
 
-static void plx_comm_returns_for(void *obj, void *arg)
+static void plx_pt2pt_comm_returns_for(void *obj, void *arg)
 {
     const struct plx_comm *c = obj;
     struct plx_fail_scan *s = arg;
     if (!s->found && c->errhandler && c->lpids &&
         (c->errhandler->kind == PLX_ERRH_RETURN || c->errhandler->kind == PLX_ERRH_USER_COMM) &&
-        plx_comm_holds(c, s->lpid))
+        plx_pt2pt_comm_holds(c, s->lpid))
         s->found = 1;
 }
 
@@ -52,14 +52,14 @@ static int plx_pt2pt_peer_failure_returns(int lpid)
     struct plx_fail_scan s = { .lpid = lpid };
     /* the builtin communicators are not in the table's walk */
     if (plx_comm_world)
-        plx_comm_returns_for(plx_comm_world, &s);
+        plx_pt2pt_comm_returns_for(plx_comm_world, &s);
     if (plx_comm_self)
-        plx_comm_returns_for(plx_comm_self, &s);
-    plx_obj_foreach(&plx_comm_tab, plx_comm_returns_for, &s);
+        plx_pt2pt_comm_returns_for(plx_comm_self, &s);
+    plx_obj_foreach(&plx_comm_tab, plx_pt2pt_comm_returns_for, &s);
     return s.found;
 }
 
-static void plx_tag_str(int tag, char *buf, size_t len)
+static void plx_pt2pt_tag_str(int tag, char *buf, size_t len)
 {
     if (tag == MPI_ANY_TAG)
         snprintf(buf, len, "MPI_ANY_TAG");
@@ -73,7 +73,7 @@ static void plx_tag_str(int tag, char *buf, size_t len)
  * (ULFM's rule). O(c->size) once per failure not yet looked at for c
  * (c->fail_clear: failures up to it are acknowledged or hold no member of
  * c), nothing otherwise. */
-struct plx_peer *plx_comm_unacked_failure(struct plx_comm *c)
+struct plx_peer *plx_pt2pt_comm_unacked_failure(struct plx_comm *c)
 {
     if (plx_likely(c->fail_clear >= plx_p2p.nfailed))
         return NULL;
@@ -88,7 +88,7 @@ struct plx_peer *plx_comm_unacked_failure(struct plx_comm *c)
 
 int plx_pt2pt_wildcard_failing(struct plx_comm *c)
 {
-    return plx_unlikely(plx_p2p.nfailed) && plx_comm_unacked_failure(c) != NULL;
+    return plx_unlikely(plx_p2p.nfailed) && plx_pt2pt_comm_unacked_failure(c) != NULL;
 }
 
 void plx_pt2pt_failure_ack(struct plx_comm *c)
@@ -104,7 +104,7 @@ int plx_pt2pt_probe_error(struct plx_comm *c, int src, int tag, MPI_Status *st, 
     int code;
     struct plx_peer *p;
     if (src == MPI_ANY_SOURCE) {
-        p = plx_comm_unacked_failure(c);
+        p = plx_pt2pt_comm_unacked_failure(c);
         if (!p)
             return MPI_SUCCESS;
         code = plx_err_make(MPIX_ERR_PROC_FAILED,
@@ -119,7 +119,7 @@ int plx_pt2pt_probe_error(struct plx_comm *c, int src, int tag, MPI_Status *st, 
                             plx_procs.my_lpid, fn, src, cname, p->failed);
     }
     if (st != MPI_STATUS_IGNORE) {  /* what failed: the lost member, the tag asked for, no data */
-        st->MPI_SOURCE = plx_comm_rank_of(c, p->lpid);
+        st->MPI_SOURCE = plx_pt2pt_comm_rank_of(c, p->lpid);
         st->MPI_TAG = tag;
         st->MPI_ERROR = code;
         st->count_lo = 0;
@@ -129,14 +129,14 @@ int plx_pt2pt_probe_error(struct plx_comm *c, int src, int tag, MPI_Status *st, 
 }
 
 /* Completes r with MPIX_ERR_PROC_FAILED and p's account of the failure. */
-void plx_req_fail(struct plx_request *r, struct plx_peer *p)
+void plx_pt2pt_req_fail(struct plx_request *r, struct plx_peer *p)
 {
     char tag[24];
     const char *cname = r->comm->name[0] ? r->comm->name : "a communicator";
-    plx_tag_str(r->tag, tag, sizeof tag);
+    plx_pt2pt_tag_str(r->tag, tag, sizeof tag);
     if (r->ctx & 1)             /* a collective's step: the collective names the call */
         r->st_error = plx_err_make(MPIX_ERR_PROC_FAILED, "rank %d (world rank %d) was lost: %s",
-                                   plx_comm_rank_of(r->comm, p->lpid), p->lpid, p->failed);
+                                   plx_pt2pt_comm_rank_of(r->comm, p->lpid), p->lpid, p->failed);
     else if (r->kind == PLX_REQ_SEND)
         r->st_error = plx_err_make(MPIX_ERR_PROC_FAILED, "rank %d: send to rank %d (tag %s) on %s failed: %s",
                                    plx_procs.my_lpid, r->rank, tag, cname, p->failed);
@@ -149,7 +149,7 @@ void plx_req_fail(struct plx_request *r, struct plx_peer *p)
         r->st_error = plx_err_make(MPIX_ERR_PROC_FAILED, "rank %d: receive from rank %d (tag %s) on %s failed: %s",
                                    plx_procs.my_lpid, r->rank, tag, cname, p->failed);
     if (r->kind == PLX_REQ_RECV) {     /* the source: the lost member, also for a wildcard */
-        r->st_source = plx_comm_rank_of(r->comm, p->lpid);
+        r->st_source = plx_pt2pt_comm_rank_of(r->comm, p->lpid);
         r->st_tag = r->tag;
         r->st_bytes = 0;
     }
@@ -165,19 +165,19 @@ void plx_req_fail(struct plx_request *r, struct plx_peer *p)
 /* A started request the peer's packets would complete (send: any; receive:
  * a rendezvous matched from it and still streaming). Posted receives are
  * handled from the match queues. */
-static void plx_req_fail_if_bound(void *obj, void *arg)
+static void plx_pt2pt_req_fail_if_bound(void *obj, void *arg)
 {
     struct plx_request *r = obj;
     struct plx_fail_scan *s = arg;
     if (r->cc == 0 || r->peer_lpid != s->lpid || r->rank == MPI_PROC_NULL || !r->comm)
         return;
     if (r->kind == PLX_REQ_SEND || (r->kind == PLX_REQ_RECV && r->link.next == &r->link))
-        plx_req_fail(r, s->peer);
+        plx_pt2pt_req_fail(r, s->peer);
 }
 
 void plx_pt2pt_peer_failed(int lpid, const char *why)
 {
-    struct plx_peer *p = plx_peer_get(lpid);
+    struct plx_peer *p = plx_pt2pt_peer_get(lpid);
     if (p->failed)
         return;
     p->failed = plx_strdup(why);
@@ -205,20 +205,20 @@ void plx_pt2pt_peer_failed(int lpid, const char *why)
         struct plx_list *pos, *n;
         plx_list_for_each_safe(pos, n, &q->posted) {
             struct plx_request *r = plx_list_entry(pos, struct plx_request, link);
-            int bound = r->rank == MPI_ANY_SOURCE ? plx_comm_holds(r->comm, lpid)
+            int bound = r->rank == MPI_ANY_SOURCE ? plx_pt2pt_comm_holds(r->comm, lpid)
                                                   : r->comm->lpids[r->rank] == lpid;
             if (!bound)
                 continue;
             plx_list_remove(&r->link);
-            plx_req_fail(r, p);
+            plx_pt2pt_req_fail(r, p);
         }
     }
 
     /* sends to it and rendezvous receives from it in flight: every request
      * with a handle, and the blocking receives on the stack */
     struct plx_fail_scan s = { .lpid = lpid, .peer = p };
-    plx_obj_foreach(&plx_request_tab, plx_req_fail_if_bound, &s);
-    plx_request_foreach_blocked(plx_req_fail_if_bound, &s);
+    plx_obj_foreach(&plx_request_tab, plx_pt2pt_req_fail_if_bound, &s);
+    plx_request_foreach_blocked(plx_pt2pt_req_fail_if_bound, &s);
 }
 
 void plx_pt2pt_peer_lost(int lpid, const char *why, int ended)

@@ -67,15 +67,15 @@ extern struct plx_p2p_state plx_p2p;
 
 /* fail.c: a member of c lost after what c acknowledged, else NULL; r
  * completes with MPIX_ERR_PROC_FAILED and p's account of its loss. */
-struct plx_peer *plx_comm_unacked_failure(struct plx_comm *c);
-void plx_req_fail(struct plx_request *r, struct plx_peer *p);
+struct plx_peer *plx_pt2pt_comm_unacked_failure(struct plx_comm *c);
+void plx_pt2pt_req_fail(struct plx_request *r, struct plx_peer *p);
 
-struct plx_peer *plx_peer_create(int lpid);
+struct plx_peer *plx_pt2pt_peer_create(int lpid);
 
-static inline struct plx_peer *plx_peer_get(int lpid)
+static inline struct plx_peer *plx_pt2pt_peer_get(int lpid)
 {
     struct plx_peer *p = plx_p2p.peers[lpid];
-    return plx_likely(p) ? p : plx_peer_create(lpid);
+    return plx_likely(p) ? p : plx_pt2pt_peer_create(lpid);
 }
 
 
