@@ -734,9 +734,11 @@ static void plx_tcp_rails_setup(void)
         ifc->rail = k;
         snprintf(ifc->name, sizeof ifc->name, "tcp%d", k);
         if (r->has_addr) {
-            char a[INET6_ADDRSTRLEN];
+            char a[INET6_ADDRSTRLEN], name[IFNAMSIZ];
             plx_iface_ip_format(&r->addr.a, a, sizeof a);
-            snprintf(ifc->detail, sizeof ifc->detail, "%s %s", r->addr.ifname, a);
+            memcpy(name, r->addr.ifname, sizeof name);  /* (both in plx_tcp: GCC's -Wrestrict) */
+            name[sizeof name - 1] = 0;
+            snprintf(ifc->detail, sizeof ifc->detail, "%s %s", name, a);
         } else {
             snprintf(ifc->detail, sizeof ifc->detail, k < plx_tcp.nrails ? "any interface" : "loopback");
         }
