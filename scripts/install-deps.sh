@@ -5,9 +5,14 @@
 #   tests:  python3 + pytest (launcher/system tests), iproute2 (test hosts in
 #           network namespaces), mpich (mpiexec.hydra: our binaries must run
 #           under MPICH's launcher too)
+#   issue 17: clang (a second compiler in CI), g++ (mpicxx), python3-venv and
+#           python3-dev (mpi4py's test suite built against Plexus)
 #   bench:  openmpi + mpich (side-by-side comparison), matplotlib (plots)
 set -euo pipefail
 pkgs=(gcc make cmake pkg-config python3 python3-pytest iproute2 procps mpich libmpich-dev)
+# issue 17: the Clang build of scripts/test.sh, the mpicxx test (g++), mpi4py
+# built from source in a venv (python3-venv, python3-dev)
+pkgs+=(clang g++ python3-venv python3-dev)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

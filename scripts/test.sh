@@ -3,7 +3,9 @@
 #   1. release build: unit tests, MPI programs at 1/2/4/8 ranks, launcher and
 #      system tests (pytest), benchmark-runner parsing tests;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build: unit tests and a
-#      subset of the MPI programs.
+#      subset of the MPI programs;
+#   3. Clang Release build (-O3): unit tests and a few MPI programs.
+# Every build treats warnings as errors (PLEXUS_WERROR, off by default).
 # Ends with one line "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,8 +32,8 @@ run_ctest() {   # dir, ctest args...
 }
 
 shm_before=$(ls /dev/shm 2>/dev/null | grep '^plexus-' | sort)
-rm -rf build-test build-asan
-if cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+rm -rf build-test build-asan build-clang
+if cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPLEXUS_WERROR=ON >/dev/null &&
    cmake --build build-test -j"$jobs" >build-test.log 2>&1; then
     run_ctest build-test -j"$jobs"
 else
@@ -40,7 +42,7 @@ else
     fail=$((fail + 1))
 fi
 
-if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPLEXUS_SANITIZE=ON >/dev/null &&
+if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPLEXUS_SANITIZE=ON -DPLEXUS_WERROR=ON >/dev/null &&
    cmake --build build-asan -j"$jobs" >build-asan.log 2>&1; then
     # unit tests, then a subset of the MPI programs at 2 and 4 ranks; leaks
     # are reported by LeakSanitizer when each process exits
@@ -52,6 +54,18 @@ if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPLEXUS_SANITIZE=ON >/dev/
 else
     tail -50 build-asan.log
     echo "sanitizer build failed"
+    fail=$((fail + 1))
+fi
+
+# Clang, Release (-O3), warnings as errors: a second compiler for the whole
+# tree (scripts/build-matrix.sh builds every build type with both compilers)
+if cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DPLEXUS_WERROR=ON >/dev/null &&
+   cmake --build build-clang -j"$jobs" >build-clang.log 2>&1; then
+    run_ctest build-clang -j"$jobs" -L unit
+    run_ctest build-clang -j"$jobs" -R '^mpi\.(pt2pt_basic|nonblocking|coll|dt_pt2pt|rndv)\.np4$'
+else
+    tail -50 build-clang.log
+    echo "clang build failed"
     fail=$((fail + 1))
 fi
 

@@ -130,6 +130,7 @@ static struct plx_topo *plx_topo_of(struct plx_comm *c)
 /* The communicator of handle h with a topology of this kind (0: any). */
 static int plx_topo_comm(MPI_Comm h, int kind, struct plx_comm **c_p, struct plx_topo **t_p, const char *fn)
 {
+    *t_p = NULL; /* defined on every path, also when an error handler returns */
     int rc = plx_api_comm(h, c_p, fn);
     if (rc)
         return rc;
