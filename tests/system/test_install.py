@@ -59,8 +59,10 @@ def test_wrapper_info(prefix, wrapper, cc):
     link = run([w, "-link-info"], env=env).split()
     assert link[:3] == [cc, inc, lib] and link[-1] == "-lmpi", link
     assert "-Wl,-rpath," + os.path.join(prefix, "lib") in link
-    show = run([w, "-show", "-O2", "x.c", "-o", "x"], env=env).split()
+    show = run([w, "-show", "-O2", "x.c", "-L/usr/lib", "-o", "x"], env=env).split()
     assert show[0] == cc and inc in show and "x.c" in show and show[-1] == "-lmpi", show
+    # our library directory is searched before the caller's (another MPI's libmpi.so there)
+    assert show.index(lib) < show.index("-L/usr/lib"), show
     assert run([w, "-show", "-c", "x.c"], env=env).split() == [cc, inc, "-c", "x.c"]
     assert "usage: %s" % wrapper in run([w, "-help"], env=env)
 
