@@ -35,6 +35,15 @@ struct plx_sched *plx_sched_new(struct plx_comm *c)
     return s;
 }
 
+struct plx_sched *plx_sched_new_p2p(struct plx_comm *c)
+{
+    struct plx_sched *s = plx_calloc(1, sizeof *s);
+    plx_list_init(&s->link);
+    s->comm = c;
+    plx_comm_addref(c);
+    return s;
+}
+
 void plx_sched_set_op(struct plx_sched *s, struct plx_op *op)
 {
     plx_op_addref(op);
@@ -76,6 +85,26 @@ void plx_sched_recv_sub(struct plx_sched *s, void *buf, MPI_Aint count, struct p
     plx_dt_addref(dt);
     e->peer = peer;
     e->sub = (uint8_t)sub;
+}
+
+void plx_sched_send_user(struct plx_sched *s, const void *buf, MPI_Aint count, struct plx_datatype *dt, int peer,
+                         int tag)
+{
+    if (peer == MPI_PROC_NULL)
+        return;
+    plx_sched_send_sub(s, buf, count, dt, peer, 0);
+    s->ents[s->n - 1].user = 1;
+    s->ents[s->n - 1].utag = tag;
+}
+
+void plx_sched_recv_user(struct plx_sched *s, void *buf, MPI_Aint count, struct plx_datatype *dt, int peer,
+                         int tag)
+{
+    if (peer == MPI_PROC_NULL)
+        return;
+    plx_sched_recv_sub(s, buf, count, dt, peer, 0);
+    s->ents[s->n - 1].user = 1;
+    s->ents[s->n - 1].utag = tag;
 }
 
 void plx_sched_send(struct plx_sched *s, const void *buf, MPI_Aint count, struct plx_datatype *dt, int peer)
@@ -184,8 +213,8 @@ static void plx_sched_post(struct plx_sched *s, struct plx_sched_ent *e)
     struct plx_comm *c = s->comm;
     struct plx_request *r = plx_request_new(e->kind == PLX_S_SEND ? PLX_REQ_SEND : PLX_REQ_RECV, c);
     r->rank = e->peer;
-    r->tag = s->tag - e->sub;
-    r->ctx = c->context_id + 1;
+    r->tag = e->user ? e->utag : s->tag - e->sub;
+    r->ctx = e->user ? c->context_id : c->context_id + 1;
     r->buf = e->buf;
     r->count = e->count;
     r->dt = e->dt;
@@ -220,6 +249,12 @@ static void plx_sched_local(struct plx_sched *s, struct plx_sched_ent *e)
 static void plx_sched_collect(struct plx_sched *s, struct plx_sched_ent *e)
 {
     struct plx_request *r = e->req;
+    if (e->user && e->kind == PLX_S_RECV && s->req) {
+        s->req->st_source = r->st_source;
+        s->req->st_tag = r->st_tag;
+        s->req->st_bytes = r->st_bytes;
+        s->req->st_cancelled = r->st_cancelled;
+    }
     if (r->st_error != MPI_SUCCESS)
         plx_sched_error(s, r->st_error);
     else if (plx_unlikely(r->failed_part) && e->kind == PLX_S_RECV)
@@ -317,7 +352,8 @@ static void plx_sched_finish(struct plx_sched *s)
     plx_list_remove(&s->link);
     struct plx_request *r = s->req;
     r->st_error = plx_sched_user_error(s);
-    plx_sched_free(s);
+    if (!s->persistent)
+        plx_sched_free(s);
     r->cc = 0;
     plx_request_complete(r);     /* frees r if MPI_Request_free came first */
 }
@@ -341,6 +377,48 @@ struct plx_request *plx_sched_start(struct plx_sched *s)
     if (s->done)
         plx_sched_finish(s);
     return r;
+}
+
+static void plx_sched_ext_free(void *ext)
+{
+    plx_sched_free(ext);
+}
+
+struct plx_request *plx_sched_persist(struct plx_sched *s)
+{
+    struct plx_request *r = plx_request_new(PLX_REQ_COLL, s->comm);
+    r->rank = MPI_PROC_NULL;
+    r->tag = s->tag;
+    r->ctx = s->comm->context_id + 1;
+    r->persistent = 1;
+    r->active = 0;
+    r->cc = 0;
+    r->ext = s;
+    r->ext_free = plx_sched_ext_free;
+    s->req = r;
+    s->persistent = 1;
+    return r;
+}
+
+void plx_sched_restart(struct plx_sched *s)
+{
+    if (!plx_sched_g.init) {
+        plx_list_init(&plx_sched_g.active);
+        plx_sched_g.init = 1;
+    }
+    struct plx_request *r = s->req;
+    s->next = s->round_start = s->pending = s->done = 0;
+    s->err = MPI_SUCCESS;
+    r->st_source = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    r->st_error = MPI_SUCCESS;
+    r->st_bytes = 0;
+    r->st_cancelled = 0;
+    r->cc = 1;
+    plx_list_push_back(&plx_sched_g.active, &s->link);
+    plx_sched_advance(s);
+    if (s->done)
+        plx_sched_finish(s);
 }
 
 int plx_coll_progress(void)
