@@ -107,6 +107,20 @@ void plx_sched_recv_user(struct plx_sched *s, void *buf, MPI_Aint count, struct 
     s->ents[s->n - 1].utag = tag;
 }
 
+void plx_sched_part(struct plx_sched *s, int send, void *buf, MPI_Aint count, struct plx_datatype *dt, int peer,
+                    int tag, int gated)
+{
+    if (send)
+        plx_sched_send_sub(s, buf, count, dt, peer, 0);
+    else
+        plx_sched_recv_sub(s, buf, count, dt, peer, 0);
+    struct plx_sched_ent *e = &s->ents[s->n - 1];
+    e->user = 1;
+    e->uctx = 1;
+    e->utag = tag;
+    e->gated = (uint8_t)gated;
+}
+
 void plx_sched_send(struct plx_sched *s, const void *buf, MPI_Aint count, struct plx_datatype *dt, int peer)
 {
     plx_sched_send_sub(s, buf, count, dt, peer, 0);
@@ -211,10 +225,15 @@ static int plx_sched_user_error(const struct plx_sched *s)
 static void plx_sched_post(struct plx_sched *s, struct plx_sched_ent *e)
 {
     struct plx_comm *c = s->comm;
+    if (e->gated && !e->open) {         /* waits for plx_sched_open */
+        e->held = 1;
+        s->pending++;
+        return;
+    }
     struct plx_request *r = plx_request_new(e->kind == PLX_S_SEND ? PLX_REQ_SEND : PLX_REQ_RECV, c);
     r->rank = e->peer;
     r->tag = e->user ? e->utag : s->tag - e->sub;
-    r->ctx = e->user ? c->context_id : c->context_id + 1;
+    r->ctx = e->user ? c->context_id + e->uctx : c->context_id + 1;
     r->buf = e->buf;
     r->count = e->count;
     r->dt = e->dt;
@@ -262,6 +281,7 @@ static void plx_sched_collect(struct plx_sched *s, struct plx_sched_ent *e)
                                         e->peer));
     plx_request_free(r);
     e->req = NULL;
+    e->done = 1;
     s->pending--;
 }
 
@@ -400,6 +420,30 @@ struct plx_request *plx_sched_persist(struct plx_sched *s)
     return r;
 }
 
+void plx_sched_open(struct plx_sched *s, int i)
+{
+    struct plx_sched_ent *e = &s->ents[i];
+    e->open = 1;
+    if (e->held) {                      /* its round is running: post it now */
+        e->held = 0;
+        s->pending--;
+        plx_sched_post(s, e);
+        if (e->req && e->req->cc == 0)
+            plx_sched_collect(s, e);
+        if (!s->pending) {
+            plx_sched_advance(s);
+            if (s->done && s->req)
+                plx_sched_finish(s);
+        }
+    }
+}
+
+int plx_sched_ent_done(struct plx_sched *s, int i)
+{
+    struct plx_sched_ent *e = &s->ents[i];
+    return e->done || (e->req && e->req->cc == 0);
+}
+
 void plx_sched_restart(struct plx_sched *s)
 {
     if (!plx_sched_g.init) {
@@ -409,6 +453,8 @@ void plx_sched_restart(struct plx_sched *s)
     struct plx_request *r = s->req;
     s->next = s->round_start = s->pending = s->done = 0;
     s->err = MPI_SUCCESS;
+    for (int i = 0; i < s->n; i++)
+        s->ents[i].open = s->ents[i].held = s->ents[i].done = 0;
     r->st_source = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
     r->st_error = MPI_SUCCESS;

@@ -44,7 +44,12 @@ enum plx_sched_kind {
 struct plx_sched_ent {
     uint8_t kind;
     uint8_t sub;                /* sub-tag (0..3) of a send/receive */
-    uint8_t user;               /* a user send/receive: point-to-point context, tag utag */
+    uint8_t user;               /* a user send/receive: context context_id + uctx, tag utag */
+    uint8_t uctx;
+    uint8_t gated;              /* posted only once opened (plx_sched_open): partitioned sends */
+    uint8_t open;
+    uint8_t held;               /* gated, counted in pending, not posted yet */
+    uint8_t done;               /* its communication completed in this run */
     int utag;
     int peer;
     void *buf;
@@ -73,6 +78,8 @@ struct plx_sched {
     struct plx_request *req;    /* nonblocking: the user's request */
     const char *fn;             /* the MPI call, for its error text (NULL: internal) */
     uint8_t persistent;         /* kept when it completes; MPI_Start runs it again */
+    uint8_t part_send;          /* partitioned: a send (else a receive) */
+    int partitions;             /* partitioned communication: the number of partitions (else 0) */
 };
 
 /* A schedule on comm (referenced) with the next collective tag. */
@@ -100,6 +107,14 @@ void plx_sched_send_user(struct plx_sched *s, const void *buf, MPI_Aint count, s
                          int tag);
 void plx_sched_recv_user(struct plx_sched *s, void *buf, MPI_Aint count, struct plx_datatype *dt, int peer,
                          int tag);
+/* Partitioned communication (api/part.c): a send or receive on comm's
+ * collective context with the given tag; a gated send is posted when
+ * plx_sched_open opens it (MPI_Pready), once its round has started. */
+void plx_sched_part(struct plx_sched *s, int send, void *buf, MPI_Aint count, struct plx_datatype *dt, int peer,
+                    int tag, int gated);
+void plx_sched_open(struct plx_sched *s, int i);
+/* Entry i's communication has completed in the current run. */
+int plx_sched_ent_done(struct plx_sched *s, int i);
 /* Ends the current round. */
 void plx_sched_fence(struct plx_sched *s);
 
