@@ -39,6 +39,7 @@ typedef int MPI_Info;
 typedef int MPI_Win;
 typedef int MPI_Request;
 typedef int MPI_Message;
+typedef int MPI_Session;       /* MPI 4.0 */
 
 /* MPI-IO objects are pointers in MPICH (ROMIO's). The struct tag is kept so
  * C++ code that mentions MPI_File mangles the same way. */
@@ -90,6 +91,7 @@ typedef struct {
 #define MPI_MESSAGE_NULL    ((MPI_Message)0x2c000000) /* == MPI_REQUEST_NULL */
 #define MPI_MESSAGE_NO_PROC ((MPI_Message)0x6c000000) /* Mprobe on MPI_PROC_NULL */
 #define MPI_FILE_NULL       ((MPI_File)0)
+#define MPI_SESSION_NULL    ((MPI_Session)0x38000000)
 
 #define MPI_COMM_WORLD      ((MPI_Comm)0x44000000)
 #define MPI_COMM_SELF       ((MPI_Comm)0x44000001)
@@ -427,6 +429,8 @@ extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
 
 /* MPICH's fault-tolerance class (MPICH_ERR_FIRST_MPIX + 1): a peer process
  * failed (its connection broke, or it could not be reached). */
+#define MPI_ERR_SESSION               75  /* MPI 4.0: invalid session handle */
+
 #define MPIX_ERR_PROC_FAILED          101
 
 #define MPI_ERR_LASTCODE              0x3fffffff  /* largest valid error code */
@@ -447,6 +451,8 @@ typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* MPI-2.0 names */
 typedef MPI_Win_errhandler_function  MPI_Win_errhandler_fn;
 typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
 typedef void(MPI_Handler_function)(MPI_Comm *, int *, ...);  /* MPI-1 name */
+typedef void(MPI_Session_errhandler_function)(MPI_Session *, int *, ...);
+typedef MPI_Session_errhandler_function MPI_Session_errhandler_fn;
 
 /* Attribute copy callbacks set *flag to keep the attribute in the copy and
  * store the new value through attribute_val_out (a pointer to a void *). */
@@ -523,6 +529,8 @@ typedef int(MPI_Datarep_extent_function)(MPI_Datatype datatype,
 #define MPI_Request_f2c(request)        ((MPI_Request)(request))
 #define MPI_Message_c2f(message)        ((MPI_Fint)(message))
 #define MPI_Message_f2c(message)        ((MPI_Message)(message))
+#define MPI_Session_c2f(session)        ((MPI_Fint)(session))
+#define MPI_Session_f2c(session)        ((MPI_Session)(session))
 #define PMPI_Comm_c2f(comm)             ((MPI_Fint)(comm))
 #define PMPI_Comm_f2c(comm)             ((MPI_Comm)(comm))
 #define PMPI_Group_c2f(group)           ((MPI_Fint)(group))
@@ -541,6 +549,8 @@ typedef int(MPI_Datarep_extent_function)(MPI_Datatype datatype,
 #define PMPI_Request_f2c(request)       ((MPI_Request)(request))
 #define PMPI_Message_c2f(message)       ((MPI_Fint)(message))
 #define PMPI_Message_f2c(message)       ((MPI_Message)(message))
+#define PMPI_Session_c2f(session)       ((MPI_Fint)(session))
+#define PMPI_Session_f2c(session)       ((MPI_Session)(session))
 
 /* ------------------------------------------------------------------------
  * Functions
@@ -1083,6 +1093,23 @@ int MPI_Pready(int partition, MPI_Request request);
 int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
 int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
 int MPI_Parrived(MPI_Request request, int partition, int *flag);
+/* MPI 4.0: sessions */
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int MPI_Session_finalize(MPI_Session *session);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+                             char *pset_name);
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+                                  MPI_Errhandler *errhandler);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name,
+                                MPI_Group *newgroup);
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                               MPI_Errhandler errhandler, MPI_Comm *newcomm);
 /* ---- Profiling interface: the same functions under their PMPI_ names ---- */
 
 /* Environment */
@@ -1619,6 +1646,24 @@ int PMPI_Pready(int partition, MPI_Request request);
 int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
 int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
 int PMPI_Parrived(MPI_Request request, int partition, int *flag);
+
+/* MPI 4.0: sessions */
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int PMPI_Session_finalize(MPI_Session *session);
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+                              char *pset_name);
+int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+                                   MPI_Errhandler *errhandler);
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode);
+int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name,
+                                 MPI_Group *newgroup);
+int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                MPI_Errhandler errhandler, MPI_Comm *newcomm);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -69,6 +69,10 @@ extern _Thread_local int plx_api_coll_persistent;
  * (no hints are used yet). Takes the lock itself. */
 int plx_api_coll_init_info(MPI_Comm comm, MPI_Info info, MPI_Request *request, const char *fn);
 
+/* Sessions (api/session.c): MPI_Init after MPI_Session_init started the
+ * library takes it over (returns 1; *provided gets the level in use). */
+int plx_session_adopt_world(int *provided);
+
 /* Raises MPI_ERR_ARG naming the NULL output argument `arg`. */
 int plx_api_null_arg(struct plx_comm *comm, const char *fn, const char *arg);
 

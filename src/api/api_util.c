@@ -110,7 +110,7 @@ int plx_api_group(struct plx_comm *errcomm, MPI_Group h, struct plx_group **g_p,
 
 int plx_api_info(struct plx_comm *errcomm, MPI_Info h, struct plx_info **i_p, const char *fn, const char *arg)
 {
-    plx_api_check_init(fn);
+    /* MPI 4.0: info objects may be used before MPI_Init (for MPI_Session_init) */
     struct plx_info *i = plx_obj_lookup(&plx_info_tab, h);
     if (plx_unlikely(!i)) {
         *i_p = NULL;

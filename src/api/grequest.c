@@ -61,11 +61,19 @@ void plx_greq_query(struct plx_request *r)
     r->st_error = rc;
 }
 
-void plx_greq_cancel(struct plx_request *r)
+int plx_greq_release(struct plx_request *r)
 {
     struct plx_greq *g = r->ext;
-    if (g->cancel_fn)
-        (void)PLX_GREQ_CALLBACK(g->cancel_fn(g->extra_state, r->cc == 0));
+    MPI_Grequest_free_function *f = g->free_fn;
+    g->free_fn = NULL;
+    return f ? PLX_GREQ_CALLBACK(f(g->extra_state)) : MPI_SUCCESS;
+}
+
+int plx_greq_cancel(struct plx_request *r)
+{
+    struct plx_greq *g = r->ext;
+    int rc = g->cancel_fn ? PLX_GREQ_CALLBACK(g->cancel_fn(g->extra_state, r->cc == 0)) : MPI_SUCCESS;
+    return rc == MPI_SUCCESS ? rc : plx_api_err_code(plx_comm_self, rc);
 }
 
 int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,

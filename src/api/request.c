@@ -29,10 +29,13 @@
 
 int plx_api_request_done(struct plx_request *r, MPI_Status *st, int raise)
 {
-    if (r->kind == PLX_REQ_GREQ)
+    int free_err = MPI_SUCCESS;
+    if (r->kind == PLX_REQ_GREQ) {
         plx_greq_query(r);
+        free_err = plx_greq_release(r);     /* its free_fn runs now: its error is the call's */
+    }
     plx_request_status(r, st);
-    int err = r->st_error;
+    int err = r->st_error != MPI_SUCCESS ? r->st_error : free_err;
     if (plx_likely(err == MPI_SUCCESS || !raise)) {
         if (r->persistent)
             r->active = 0;
@@ -448,8 +451,10 @@ int PMPI_Cancel(MPI_Request *request)
     plx_api_lock();
     struct plx_request *r;
     int rc = plx_api_req(*request, &r, fn, "request");
-    if (rc == MPI_SUCCESS && r && r->kind == PLX_REQ_GREQ)
-        plx_greq_cancel(r);
+    if (rc == MPI_SUCCESS && !r && *request == MPI_REQUEST_NULL)
+        rc = plx_api_err(NULL, fn, MPI_ERR_REQUEST, "argument 'request' is MPI_REQUEST_NULL");
+    else if (rc == MPI_SUCCESS && r && r->kind == PLX_REQ_GREQ)
+        rc = plx_greq_cancel(r);
     else if (rc == MPI_SUCCESS && r)
         plx_pt2pt_cancel(r);
     plx_api_unlock();

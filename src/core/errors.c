@@ -83,6 +83,7 @@ static const char *plx_err_class_text(int c)
     case MPI_ERR_RMA_ATTACH: return "RMA attach failed";
     case MPI_ERR_RMA_SHARED: return "RMA shared memory failed";
     case MPI_ERR_RMA_FLAVOR: return "wrong window flavor";
+    case MPI_ERR_SESSION: return "invalid session";
     case MPIX_ERR_PROC_FAILED: return "a peer process failed";
     default: return NULL;
     }
@@ -126,7 +127,7 @@ void plx_err_string(int code, char *buf, size_t len)
     }
     if (code >= PLX_ERR_DYN_BASE) {
         const char *s = plx_err.dyn_string[code - PLX_ERR_DYN_BASE];
-        snprintf(buf, len, "%s", s ? s : "user-defined error");
+        snprintf(buf, len, "%s", s ? s : ""); /* MPI: "" until MPI_Add_error_string */
         return;
     }
     unsigned slot = (unsigned)code >> 7;
