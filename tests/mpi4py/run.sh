@@ -87,6 +87,7 @@ fi
 stamp="$version $(sha256sum "$stamp_src" | cut -c1-16) $mpicc"
 if [ "$(cat "$venv/.plexus-stamp" 2>/dev/null)" != "$stamp" ]; then
     t0=$(date +%s)
+    rm -rf "$src/build"     # setuptools would reuse the last configuration (which MPI calls exist)
     if ! CFLAGS="-O0 -g0" MPICC=$mpicc "$venv/bin/pip" install -v --no-deps --no-build-isolation --no-cache-dir \
             --force-reinstall "$src" >"$work/build-$mpi.log" 2>&1; then
         tail -30 "$work/build-$mpi.log"
