@@ -144,6 +144,7 @@ int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype dat
 /* The active partitioned request of handle h, sending (send) or receiving. */
 static int plx_part_req(MPI_Request h, int send, struct plx_sched **s_p, const char *fn)
 {
+    *s_p = NULL; /* defined on every path, also when an error handler returns */
     plx_api_check_init(fn);
     struct plx_request *r = plx_obj_lookup(&plx_request_tab, h);
     struct plx_sched *s = r && r->kind == PLX_REQ_COLL && r->persistent ? r->ext : NULL;
