@@ -299,6 +299,8 @@ extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
 #define MPI_MAX_INFO_KEY               255
 #define MPI_MAX_INFO_VAL               1024
 #define MPI_MAX_LIBRARY_VERSION_STRING 8192
+#define MPI_MAX_STRINGTAG_LEN          256 /* MPI 4.0: MPI_Comm_create_from_group */
+#define MPI_MAX_PSET_NAME_LEN          256 /* MPI 4.0: process set names */
 #define MPI_BSEND_OVERHEAD             96  /* per-message bytes in a Bsend buffer */
 
 /* ------------------------------------------------------------------------

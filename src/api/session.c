@@ -63,7 +63,8 @@ int plx_session_adopt_world(int *provided)
     return 1;
 }
 
-/* An error on a session: its handler (MPI_ERRORS_ARE_FATAL when s is NULL). */
+/* An error on a session: its handler; without a valid session, MPI_COMM_SELF's
+ * (MPI_ERRORS_ARE_FATAL before the library started). */
 static int plx_session_err(struct plx_session *s, const char *fn, int cls, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int plx_session_err(struct plx_session *s, const char *fn, int cls, const char *fmt, ...)
@@ -74,6 +75,8 @@ static int plx_session_err(struct plx_session *s, const char *fn, int cls, const
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     int code = plx_err_make(cls, "%s(rank %d): %s", fn, plx_rt.world_rank, text);
+    if (!s && plx_rt.initialized && !plx_rt.finalized)
+        return plx_api_err_code(plx_comm_self, code); /* no session: MPI_COMM_SELF's handler, as MPICH does */
     struct plx_errhandler *eh = s ? s->errhandler : plx_errhandler_fatal;
     if (eh->kind == PLX_ERRH_RETURN)
         return code;
@@ -364,6 +367,9 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     plx_api_check_init(fn);
     if (!stringtag)
         return plx_api_null_arg(NULL, fn, "stringtag");
+    if (strnlen(stringtag, MPI_MAX_STRINGTAG_LEN + 1) > MPI_MAX_STRINGTAG_LEN)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "argument 'stringtag' is longer than MPI_MAX_STRINGTAG_LEN (%d)",
+                           MPI_MAX_STRINGTAG_LEN);
     if (!newcomm)
         return plx_api_null_arg(NULL, fn, "newcomm");
     plx_api_lock();

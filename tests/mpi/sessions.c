@@ -117,7 +117,12 @@ int main(int argc, char **argv)
     PLX_CHECK_EQ(eh, MPI_ERRORS_RETURN, "MPI_Session_get_errhandler");
     MPI_Errhandler_free(&eh);
     int cls = -1;
-    /* (a null session handle is an error without a session: fatal, as MPI 4.0 says) */
+    /* a null session: raised on MPI_COMM_SELF (MPI_ERRORS_ARE_FATAL by default; the
+     * library runs, so set it to return) */
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    rc = MPI_Session_get_num_psets(MPI_SESSION_NULL, MPI_INFO_NULL, &n);
+    MPI_Error_class(rc, &cls);
+    PLX_CHECK_EQ(cls, MPI_ERR_SESSION, "MPI_SESSION_NULL: MPI_ERR_SESSION");
     rc = MPI_Session_get_nth_pset(s1, MPI_INFO_NULL, 99, &n, v);
     MPI_Error_class(rc, &cls);
     PLX_CHECK_EQ(cls, MPI_ERR_ARG, "pset index out of range");
