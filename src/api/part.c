@@ -14,7 +14,7 @@
  * context, in a tag range no collective uses (coll.h: schedules take -16
  * down to about -2^30; this takes INT_MIN up to INT_MIN + 2^29): tag =
  * INT_MIN + channel * 2^17 + partition. Both sides number their
- * partitioned operations per (communicator, peer, user tag) in the order of
+ * partitioned operations per (context id, peer process, user tag) in the order of
  * their init calls, which is MPI's matching order for them, and the channel
  * is that number mixed with the user tag, modulo 4096: two partitioned
  * operations live at once between the same two ranks on one communicator
@@ -40,7 +40,7 @@
 #define PLX_PART_MAX (1 << 17)
 #define PLX_PART_CHANNELS 4096
 
-/* Init calls so far per (context, peer, tag, direction): a short list, walked
+/* Init calls so far per (context, peer process, tag, direction): a short list, walked
  * linearly (O(number of distinct pairs and tags used for partitioned
  * operations); programs use a few). */
 struct plx_part_seq {
@@ -111,7 +111,9 @@ static int plx_part_init(int send, void *buf, int partitions, MPI_Count count, M
     struct plx_sched *s = plx_sched_new_p2p(c);
     s->fn = fn;
     if (peer != MPI_PROC_NULL) {
-        unsigned seq = plx_part_next(c->context_id, peer, tag, send);
+        /* keyed by the peer's process, not its rank: a context id is reused by
+         * later communicators, where rank r may be another process */
+        unsigned seq = plx_part_next(c->context_id, c->lpids[peer], tag, send);
         for (int i = 0; i < partitions; i++)
             plx_sched_part(s, send, (char *)buf + (MPI_Aint)i * (MPI_Aint)count * dt->extent, (MPI_Aint)count, dt,
                            peer, plx_part_tag(seq, tag, i), send);

@@ -148,6 +148,46 @@ static void threaded(int *sbuf, int *rbuf, MPI_Request sreq, MPI_Request rreq, i
     PLX_CHECK_MPI(MPI_Wait(&rreq, MPI_STATUS_IGNORE));
 }
 
+/* One exchange of P partitions of 3 ints from `to`, received from `from`, on comm. */
+static void exchange_on(MPI_Comm comm, int to, int from, int k)
+{
+    int s[P * 3], r[P * 3], me;
+    MPI_Comm_rank(comm, &me);
+    for (int i = 0; i < P * 3; i++)
+        s[i] = me * 1000 + k * 100 + i, r[i] = -1;
+    MPI_Request sq, rq;
+    PLX_CHECK_MPI(MPI_Psend_init(s, P, 3, MPI_INT, to, 0, comm, MPI_INFO_NULL, &sq));
+    PLX_CHECK_MPI(MPI_Precv_init(r, P, 3, MPI_INT, from, 0, comm, MPI_INFO_NULL, &rq));
+    PLX_CHECK_MPI(MPI_Start(&rq));
+    PLX_CHECK_MPI(MPI_Start(&sq));
+    PLX_CHECK_MPI(MPI_Pready_range(0, P - 1, sq));
+    PLX_CHECK_MPI(MPI_Wait(&sq, MPI_STATUS_IGNORE));
+    PLX_CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    int bad = 0;
+    for (int i = 0; i < P * 3; i++)
+        bad += r[i] != from * 1000 + k * 100 + i;
+    PLX_CHECK_EQ(bad, 0, "partitioned exchange on a duplicated communicator");
+    MPI_Request_free(&sq);
+    MPI_Request_free(&rq);
+}
+
+/* Partitioned operations on a dup of MPI_COMM_SELF (peer rank 0 is this
+ * process), then a ring on a dup of MPI_COMM_WORLD that may get the same
+ * context id, where rank 0 is another process: they must still match (as in
+ * mpi4py's test_p2p_buf_part, which hung when the count was kept per rank). */
+static void reused_context(void)
+{
+    for (int k = 0; k < 3; k++) {
+        MPI_Comm self, world;
+        MPI_Comm_dup(MPI_COMM_SELF, &self);
+        exchange_on(self, 0, 0, k);
+        MPI_Comm_free(&self);
+        MPI_Comm_dup(MPI_COMM_WORLD, &world);
+        exchange_on(world, next, prev, k);
+        MPI_Comm_free(&world);
+    }
+}
+
 static void errors(void)
 {
     MPI_Request s, r;
@@ -218,6 +258,7 @@ int main(int argc, char **argv)
     PLX_CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE provided (threaded rounds ran)");
     PLX_CHECK_MPI(MPI_Request_free(&sreq));
     PLX_CHECK_MPI(MPI_Request_free(&rreq));
+    reused_context();
     errors();
     free(sbuf);
     free(rbuf);

@@ -103,13 +103,7 @@ status=0
 for np in $nps; do
     out=$work/$mpi-np$np
     rm -rf "$out" && mkdir -p "$out"
-    # Known hang (issue 17 note): on Plexus at 2+ ranks mpi4py's partitioned
-    # ring test (test_p2p_buf_part) waits forever in MPI_Parrived; our own
-    # tests/mpi/partitioned.c passes. Left out until it is understood.
-    more=()
-    if [ "$mpi" = plexus ] && [ "$np" -gt 1 ]; then
-        more=(-e test_p2p_buf_part)
-    fi
+    more=()     # extra exclusions per rank count (none at present)
     t0=$(date +%s.%N)
     (cd "$src/test" && timeout -k 10 "$((limit + 30))" "${launch[@]}" -n "$np" \
         bash "$here/rank.sh" "$out" "$venv/bin/python" runtests.py --no-builddir "${exclude[@]}" "${more[@]}") \
