@@ -48,8 +48,11 @@ plexus)
     # a venv built earlier elsewhere still loads this installation's library
     export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     # Plexus has no dynamic processes (MPI_Comm_spawn): mpi4py.futures'
-    # pool tests would wait for workers that never start
-    exclude=(-e test_util_pool)
+    # pool tests would wait for workers that never start. Nor MPICH's ULFM
+    # calls: mpi4py's stand-in for MPIX_Comm_iagree completes on some ranks
+    # and not others, and at 4 ranks test_ulfm then hangs (2 ranks in
+    # MPI_Barrier, 2 in MPI_Comm_dup).
+    exclude=(-e test_util_pool -e test_ulfm)
     stamp_src=$prefix/include/mpi.h ;;
 mpich)
     mpicc=$(command -v mpicc.mpich) || { echo "run.sh: mpicc.mpich not installed" >&2; exit 2; }
