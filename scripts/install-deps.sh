@@ -6,6 +6,8 @@
 #           network namespaces), mpich (mpiexec.hydra: our binaries must run
 #           under MPICH's launcher too)
 #   launchers: libpmix-dev, slurm-wlm, munge (PMIx client; Slurm system test)
+#   issue 17: clang (a second compiler in CI), g++ (mpicxx), python3-venv and
+#           python3-dev (mpi4py's test suite built against Plexus)
 #   bench:  openmpi + mpich (side-by-side comparison), matplotlib (plots)
 #   fortran: gfortran (the Fortran bindings are built when it is found)
 set -euo pipefail
@@ -20,6 +22,9 @@ pkgs+=(gfortran)
 # launchers (issue 16): the PMIx client library (built in when found), and a
 # one-node Slurm with munge for tests/system/test_slurm.py (srun --mpi=pmi2/pmix, sbatch)
 pkgs+=(libpmix-dev slurm-wlm munge)
+# issue 17: the Clang build of scripts/test.sh, the mpicxx test (g++), mpi4py
+# built from source in a venv (python3-venv, python3-dev)
+pkgs+=(clang g++ python3-venv python3-dev)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

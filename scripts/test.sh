@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Builds Plexus from scratch and runs the whole test suite:
 #   1. release build: unit tests, MPI programs at 1/2/4/8 ranks, launcher and
-#      system tests (pytest), benchmark-runner parsing tests;
+#      system tests (pytest), benchmark-runner parsing tests; then mpi4py's
+#      test suite built against it (tests/mpi4py/run.sh, label mpi4py);
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build: unit tests and a
 #      subset of the MPI programs;
 #   3. (clang) the libFuzzer targets of tests/fuzz, each for a minute from its
 #      recorded seeds, and their kept crashing inputs; a ThreadSanitizer build
 #      running the MPI_THREAD_MULTIPLE programs (suppressions: tests/tsan.supp).
+#   4. Clang Release build (-O3): unit tests and a few MPI programs.
+# Every build treats warnings as errors (PLEXUS_WERROR, off by default).
 # Ends with one line "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,17 +36,19 @@ run_ctest() {   # dir, ctest args...
 }
 
 shm_before=$(ls /dev/shm 2>/dev/null | grep '^plexus-' | sort)
-rm -rf build-test build-asan
-if cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+rm -rf build-test build-asan build-clang
+if cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPLEXUS_WERROR=ON >/dev/null &&
    cmake --build build-test -j"$jobs" >build-test.log 2>&1; then
-    run_ctest build-test -j"$jobs"
+    run_ctest build-test -j"$jobs" -LE mpi4py
+    # mpi4py's own suite at 1, 2 and 4 ranks (several minutes, one job at a time)
+    run_ctest build-test -L mpi4py
 else
     tail -50 build-test.log
     echo "release build failed"
     fail=$((fail + 1))
 fi
 
-if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPLEXUS_SANITIZE=ON >/dev/null &&
+if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPLEXUS_SANITIZE=ON -DPLEXUS_WERROR=ON >/dev/null &&
    cmake --build build-asan -j"$jobs" >build-asan.log 2>&1; then
     # unit tests, then a subset of the MPI programs at 2 and 4 ranks; leaks
     # are reported by LeakSanitizer when each process exits
@@ -82,6 +87,17 @@ if cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithD
 else
     tail -50 build-tsan.log
     echo "ThreadSanitizer build failed"
+    fail=$((fail + 1))
+fi
+# Clang, Release (-O3), warnings as errors: a second compiler for the whole
+# tree (scripts/build-matrix.sh builds every build type with both compilers)
+if cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DPLEXUS_WERROR=ON >/dev/null &&
+   cmake --build build-clang -j"$jobs" >build-clang.log 2>&1; then
+    run_ctest build-clang -j"$jobs" -L unit
+    run_ctest build-clang -j"$jobs" -R '^mpi\.(pt2pt_basic|nonblocking|coll|dt_pt2pt|rndv)\.np4$'
+else
+    tail -50 build-clang.log
+    echo "clang build failed"
     fail=$((fail + 1))
 fi
 

@@ -56,6 +56,18 @@ int plx_api_intracomm(MPI_Comm h, struct plx_comm **c_p, const char *fn);
 int plx_api_group(struct plx_comm *errcomm, MPI_Group h, struct plx_group **g_p, const char *fn, const char *arg);
 int plx_api_info(struct plx_comm *errcomm, MPI_Info h, struct plx_info **i_p, const char *fn, const char *arg);
 
+/* Set (on this thread) while a persistent collective's _init call builds
+ * its schedule through the nonblocking implementation: the schedule is then
+ * kept in an inactive persistent request instead of started (api/coll.c). */
+extern _Thread_local int plx_api_coll_persistent;
+/* The info argument of an _init call: MPI_INFO_NULL or a valid info object
+ * (no hints are used yet). Takes the lock itself. */
+int plx_api_coll_init_info(MPI_Comm comm, MPI_Info info, MPI_Request *request, const char *fn);
+
+/* Sessions (api/session.c): MPI_Init after MPI_Session_init started the
+ * library takes it over (returns 1; *provided gets the level in use). */
+int plx_session_adopt_world(int *provided);
+
 /* Raises MPI_ERR_ARG naming the NULL output argument `arg`. */
 int plx_api_null_arg(struct plx_comm *comm, const char *fn, const char *arg);
 

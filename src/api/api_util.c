@@ -43,7 +43,8 @@ static int plx_api_err_invoke(struct plx_comm *comm, int code)
         char msg[MPI_MAX_ERROR_STRING];
         plx_err_string(code, msg, sizeof msg);
         char line[MPI_MAX_ERROR_STRING + MPI_MAX_OBJECT_NAME + 64];
-        snprintf(line, sizeof line, "rank %d: fatal error on %s: %s", plx_rt.world_rank,
+        snprintf(line, sizeof line, "rank %d: %s on %s: %s", plx_rt.world_rank,
+                 eh->kind == PLX_ERRH_ABORT ? "error with MPI_ERRORS_ABORT" : "fatal error",
                  comm->name[0] ? comm->name : "a communicator", msg);
         plx_pm_abort(plx_err_class(code) > 0 ? plx_err_class(code) : 1, line);
     }
@@ -117,7 +118,7 @@ int plx_api_group(struct plx_comm *errcomm, MPI_Group h, struct plx_group **g_p,
 
 int plx_api_info(struct plx_comm *errcomm, MPI_Info h, struct plx_info **i_p, const char *fn, const char *arg)
 {
-    plx_api_check_init(fn);
+    /* MPI 4.0: info objects may be used before MPI_Init (for MPI_Session_init) */
     struct plx_info *i = plx_obj_lookup(&plx_info_tab, h);
     if (plx_unlikely(!i)) {
         *i_p = NULL;

@@ -72,6 +72,9 @@ void bsend_release_block(void *block)
 int plx_bsend_start(struct plx_request *r, const char *fn)
 {
     size_t bytes = (size_t)r->count * (size_t)r->dt->size;
+    /* exactly the standard's sizing formula (packed size + MPI_BSEND_OVERHEAD):
+     * a buffer sized by it must hold the message (mpi4py's tests attach just
+     * that much); blocks hold packed bytes, so they need no alignment */
     size_t need = bytes + MPI_BSEND_OVERHEAD;
     struct plx_bblock *b = plx_bsend.buf ? plx_bsend_alloc(need) : NULL;
     if (!b && plx_bsend.nused) {

@@ -198,6 +198,10 @@ static int plx_cc_go(struct plx_sched *s, MPI_Request *req, struct plx_comm *c, 
         int err = plx_sched_run(s);
         return err == MPI_SUCCESS ? MPI_SUCCESS : plx_api_err_code(c, err);
     }
+    if (plx_api_coll_persistent) {
+        *req = plx_sched_persist(s)->obj.handle;
+        return MPI_SUCCESS;
+    }
     *req = plx_sched_start(s)->obj.handle;
     return MPI_SUCCESS;
 }
@@ -829,4 +833,178 @@ int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Dat
 {
     return plx_red(PLX_RED_SCATTER_BLOCK, sbuf, rbuf, rcount, NULL, dtype, op, 0, comm, plx_cc_reqp(req),
                    "MPI_Ireduce_scatter_block");
+}
+
+/* --- persistent collectives (MPI 4.0) ------------------------------------
+ * MPI_X_init checks its arguments and builds the schedule of MPI_IX once,
+ * keeping it in an inactive persistent request; every MPI_Start runs that
+ * schedule again on the data then in the buffers (coll/sched.h). The info
+ * hints are accepted and not used. */
+
+_Thread_local int plx_api_coll_persistent;
+
+int plx_api_coll_init_info(MPI_Comm comm, MPI_Info info, MPI_Request *request, const char *fn)
+{
+    struct plx_comm *c = NULL;
+    struct plx_info *in;
+    plx_api_lock();
+    int rc = plx_api_comm(comm, &c, fn);
+    if (rc == MPI_SUCCESS && info != MPI_INFO_NULL)
+        rc = plx_api_info(c, info, &in, fn, "info");
+    if (rc == MPI_SUCCESS && !request)
+        rc = plx_api_null_arg(c, fn, "request");
+    plx_api_unlock();
+    return rc;
+}
+
+#define PLX_CC_INIT(call)                                                                          \
+    do {                                                                                           \
+        int rc_ = plx_api_coll_init_info(comm, info, req, fn);                                     \
+        if (rc_)                                                                                   \
+            return rc_;                                                                            \
+        plx_api_coll_persistent = 1;                                                               \
+        rc_ = (call);                                                                              \
+        plx_api_coll_persistent = 0;                                                               \
+        return rc_;                                                                                \
+    } while (0)
+
+#pragma weak MPI_Barrier_init = PMPI_Barrier_init
+#pragma weak MPI_Bcast_init = PMPI_Bcast_init
+#pragma weak MPI_Gather_init = PMPI_Gather_init
+#pragma weak MPI_Gatherv_init = PMPI_Gatherv_init
+#pragma weak MPI_Scatter_init = PMPI_Scatter_init
+#pragma weak MPI_Scatterv_init = PMPI_Scatterv_init
+#pragma weak MPI_Allgather_init = PMPI_Allgather_init
+#pragma weak MPI_Allgatherv_init = PMPI_Allgatherv_init
+#pragma weak MPI_Alltoall_init = PMPI_Alltoall_init
+#pragma weak MPI_Alltoallv_init = PMPI_Alltoallv_init
+#pragma weak MPI_Alltoallw_init = PMPI_Alltoallw_init
+#pragma weak MPI_Reduce_init = PMPI_Reduce_init
+#pragma weak MPI_Allreduce_init = PMPI_Allreduce_init
+#pragma weak MPI_Reduce_scatter_init = PMPI_Reduce_scatter_init
+#pragma weak MPI_Reduce_scatter_block_init = PMPI_Reduce_scatter_block_init
+#pragma weak MPI_Scan_init = PMPI_Scan_init
+#pragma weak MPI_Exscan_init = PMPI_Exscan_init
+
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Barrier_init";
+    PLX_CC_INIT(plx_barrier(comm, req, fn));
+}
+
+int PMPI_Bcast_init(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm, MPI_Info info,
+                    MPI_Request *req)
+{
+    static const char fn[] = "MPI_Bcast_init";
+    PLX_CC_INIT(plx_bcast(buf, count, dtype, root, comm, req, fn));
+}
+
+int PMPI_Gather_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                     int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Gather_init";
+    PLX_CC_INIT(plx_gs(0, sbuf, scount, NULL, NULL, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, req, fn));
+}
+
+int PMPI_Gatherv_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                      const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *req)
+{
+    static const char fn[] = "MPI_Gatherv_init";
+    PLX_CC_INIT(plx_gs(1, sbuf, scount, NULL, NULL, stype, rbuf, 0, rcounts, displs, rtype, root, comm, req, fn));
+}
+
+int PMPI_Scatter_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                      MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Scatter_init";
+    PLX_CC_INIT(plx_gs(2, sbuf, scount, NULL, NULL, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, req, fn));
+}
+
+int PMPI_Scatterv_init(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
+                       int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Scatterv_init";
+    PLX_CC_INIT(plx_gs(3, sbuf, 0, scounts, displs, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, req, fn));
+}
+
+int PMPI_Allgather_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                        MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Allgather_init";
+    PLX_CC_INIT(plx_allgather(sbuf, scount, stype, rbuf, rcount, 0, NULL, NULL, rtype, comm, req, fn));
+}
+
+int PMPI_Allgatherv_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                         const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Allgatherv_init";
+    PLX_CC_INIT(plx_allgather(sbuf, scount, stype, rbuf, 0, 1, rcounts, displs, rtype, comm, req, fn));
+}
+
+int PMPI_Alltoall_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                       MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Alltoall_init";
+    PLX_CC_INIT(plx_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req, fn));
+}
+
+int PMPI_Alltoallv_init(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                        void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Alltoallv_init";
+    PLX_CC_INIT(plx_alltoallw(sbuf, scounts, sdispls, NULL, stype, rbuf, rcounts, rdispls, NULL, rtype, 0, comm,
+                              req, fn));
+}
+
+int PMPI_Alltoallw_init(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
+                        void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[],
+                        MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Alltoallw_init";
+    PLX_CC_INIT(plx_alltoallw(sbuf, scounts, sdispls, stypes, 0, rbuf, rcounts, rdispls, rtypes, 0, 1, comm, req,
+                              fn));
+}
+
+int PMPI_Reduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Reduce_init";
+    PLX_CC_INIT(plx_red(PLX_RED_REDUCE, sbuf, rbuf, count, NULL, dtype, op, root, comm, req, fn));
+}
+
+int PMPI_Allreduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Allreduce_init";
+    PLX_CC_INIT(plx_red(PLX_RED_ALLREDUCE, sbuf, rbuf, count, NULL, dtype, op, 0, comm, req, fn));
+}
+
+int PMPI_Reduce_scatter_init(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype, MPI_Op op,
+                             MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Reduce_scatter_init";
+    PLX_CC_INIT(plx_red(PLX_RED_SCATTER, sbuf, rbuf, 0, rcounts, dtype, op, 0, comm, req, fn));
+}
+
+int PMPI_Reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype, MPI_Op op,
+                                   MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Reduce_scatter_block_init";
+    PLX_CC_INIT(plx_red(PLX_RED_SCATTER_BLOCK, sbuf, rbuf, rcount, NULL, dtype, op, 0, comm, req, fn));
+}
+
+int PMPI_Scan_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
+                   MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Scan_init";
+    PLX_CC_INIT(plx_red(PLX_RED_SCAN, sbuf, rbuf, count, NULL, dtype, op, 0, comm, req, fn));
+}
+
+int PMPI_Exscan_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
+                     MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Exscan_init";
+    PLX_CC_INIT(plx_red(PLX_RED_EXSCAN, sbuf, rbuf, count, NULL, dtype, op, 0, comm, req, fn));
 }

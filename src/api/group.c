@@ -252,6 +252,7 @@ static int plx_group_expand_ranges(const struct plx_group *g, int n, int ranges[
                                    int *count_p, const char *fn)
 {
     int count = 0;
+    *count_p = 0; /* defined on every path, also when an error handler returns */
     for (int i = 0; i < n; i++) {
         int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
         if (stride == 0)

@@ -1,7 +1,8 @@
 /*
  * MPI_Info_*: argument checks around core/info.c. Keys are 1..MPI_MAX_INFO_KEY
  * characters (MPI_ERR_INFO_KEY otherwise), values at most MPI_MAX_INFO_VAL
- * (MPI_ERR_INFO_VALUE). MPI_INFO_ENV can be read and duplicated but not
+ * (MPI_ERR_INFO_VALUE). Info calls work before MPI_Init too (MPI 4.0: the
+ * info of MPI_Session_init). MPI_INFO_ENV can be read and duplicated but not
  * changed or freed. Info errors are not tied to a communicator, so they go to
  * MPI_COMM_WORLD's error handler.
  */
@@ -42,8 +43,7 @@ int PMPI_Info_create(MPI_Info *info)
     static const char fn[] = "MPI_Info_create";
     int rc;
     plx_api_lock();
-    plx_api_check_init(fn);
-    if (!info)
+    if (!info)          /* also before MPI_Init (MPI 4.0) */
         rc = plx_api_null_arg(NULL, fn, "info");
     else
         rc = plx_info_out(plx_info_new(), info, fn);
@@ -181,7 +181,6 @@ int PMPI_Info_free(MPI_Info *info)
     struct plx_info *in;
     int rc;
     plx_api_lock();
-    plx_api_check_init(fn);
     if (!info) {
         rc = plx_api_null_arg(NULL, fn, "info");
         goto out;

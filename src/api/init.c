@@ -29,6 +29,8 @@
 
 static int plx_init_common(int *argc, char ***argv, int required, int *provided, const char *fn)
 {
+    if (plx_rt.initialized && !plx_rt.finalized && plx_session_adopt_world(provided))
+        return MPI_SUCCESS;     /* a session started the library: the world model joins it */
     if (plx_rt.initialized || plx_rt.finalized) {
         fprintf(stderr, "plexus: %s called twice (MPI can be initialised once per process)\n", fn);
         return MPI_ERR_OTHER;

@@ -31,6 +31,14 @@ int plx_api_wait_one(struct plx_request *r, MPI_Status *st, const char *fn);
  * MPI_ERR_IN_STATUS themselves). */
 int plx_api_request_done(struct plx_request *r, MPI_Status *st, int raise);
 
+/* Generalized requests (grequest.c): query_fn's status into r, once per
+ * completion; cancel_fn. */
+void plx_greq_query(struct plx_request *r);
+/* free_fn now (not again when r is freed); returns its error code */
+int plx_greq_release(struct plx_request *r);
+/* cancel_fn; returns its error code, raised on MPI_COMM_SELF */
+int plx_greq_cancel(struct plx_request *r);
+
 /* Bsend (bsend.c) */
 int plx_bsend_start(struct plx_request *r, const char *fn);
 void plx_bsend_finalize(void);

@@ -2,6 +2,7 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include "api/pt2pt_api.h"
+#include "coll/sched.h"
 #include "progress/progress.h"
 #include "pt2pt/pt2pt.h"
 
@@ -28,8 +29,13 @@
 
 int plx_api_request_done(struct plx_request *r, MPI_Status *st, int raise)
 {
+    int free_err = MPI_SUCCESS;
+    if (r->kind == PLX_REQ_GREQ) {
+        plx_greq_query(r);
+        free_err = plx_greq_release(r);     /* its free_fn runs now: its error is the call's */
+    }
     plx_request_status(r, st);
-    int err = r->st_error;
+    int err = r->st_error != MPI_SUCCESS ? r->st_error : free_err;
     if (plx_likely(err == MPI_SUCCESS || !raise)) {
         if (r->persistent)
             r->active = 0;
@@ -355,6 +361,10 @@ static int plx_api_start(MPI_Request *h, const char *fn)
     if (r->active)
         return plx_api_err(r->comm, fn, MPI_ERR_REQUEST, "persistent request is already active");
     r->active = 1;
+    if (r->kind == PLX_REQ_COLL) {      /* persistent collective: run its schedule again */
+        plx_sched_restart(r->ext);
+        return MPI_SUCCESS;
+    }
     return r->kind == PLX_REQ_SEND ? plx_api_send_start(r, fn) : plx_api_recv_start(r, fn);
 }
 
@@ -425,6 +435,8 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
             if (r->cc)
                 plx_progress_poll();
             *flag = r->cc == 0;
+            if (*flag && r->kind == PLX_REQ_GREQ)
+                plx_greq_query(r);
             if (*flag)
                 plx_request_status(r, status);
         }
@@ -444,7 +456,11 @@ int PMPI_Cancel(MPI_Request *request)
     plx_api_lock();
     struct plx_request *r;
     int rc = plx_api_req(*request, &r, fn, "request");
-    if (rc == MPI_SUCCESS && r)
+    if (rc == MPI_SUCCESS && !r && *request == MPI_REQUEST_NULL)
+        rc = plx_api_err(NULL, fn, MPI_ERR_REQUEST, "argument 'request' is MPI_REQUEST_NULL");
+    else if (rc == MPI_SUCCESS && r && r->kind == PLX_REQ_GREQ)
+        rc = plx_greq_cancel(r);
+    else if (rc == MPI_SUCCESS && r)
         plx_pt2pt_cancel(r);
     plx_api_unlock();
     return rc;

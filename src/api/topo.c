@@ -131,6 +131,7 @@ static struct plx_topo *plx_topo_of(struct plx_comm *c)
 /* The communicator of handle h with a topology of this kind (0: any). */
 static int plx_topo_comm(MPI_Comm h, int kind, struct plx_comm **c_p, struct plx_topo **t_p, const char *fn)
 {
+    *t_p = NULL; /* defined on every path, also when an error handler returns */
     int rc = plx_api_comm(h, c_p, fn);
     if (rc)
         return rc;
@@ -1002,6 +1003,8 @@ static int plx_neighbor(int kind, const void *sbuf, int scount, const int *scoun
         if (!nonblocking) {
             int err = plx_sched_run(s);
             rc = err == MPI_SUCCESS ? MPI_SUCCESS : plx_api_err_code(c, err);
+        } else if (plx_api_coll_persistent) {
+            *req = plx_sched_persist(s)->obj.handle;
         } else {
             *req = plx_sched_start(s)->obj.handle;
         }
@@ -1082,4 +1085,67 @@ int PMPI_Ineighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Ai
 {
     return plx_neighbor(PLX_NB_ALLTOALLW, sbuf, 0, scounts, NULL, sdispls, 0, stypes, rbuf, 0, rcounts, NULL,
                         rdispls, 0, rtypes, comm, req, 1, "MPI_Ineighbor_alltoallw");
+}
+
+/* Persistent neighbourhood collectives (MPI 4.0): built once, run by every
+ * MPI_Start (see the persistent collectives in api/coll.c). */
+#define PLX_NB_INIT(call)                                                                          \
+    do {                                                                                           \
+        int rc_ = plx_api_coll_init_info(comm, info, req, fn);                                     \
+        if (rc_)                                                                                   \
+            return rc_;                                                                            \
+        plx_api_coll_persistent = 1;                                                               \
+        rc_ = (call);                                                                              \
+        plx_api_coll_persistent = 0;                                                               \
+        return rc_;                                                                                \
+    } while (0)
+
+#pragma weak MPI_Neighbor_allgather_init = PMPI_Neighbor_allgather_init
+#pragma weak MPI_Neighbor_allgatherv_init = PMPI_Neighbor_allgatherv_init
+#pragma weak MPI_Neighbor_alltoall_init = PMPI_Neighbor_alltoall_init
+#pragma weak MPI_Neighbor_alltoallv_init = PMPI_Neighbor_alltoallv_init
+#pragma weak MPI_Neighbor_alltoallw_init = PMPI_Neighbor_alltoallw_init
+
+int PMPI_Neighbor_allgather_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                                 MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Neighbor_allgather_init";
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLGATHER, sbuf, scount, NULL, NULL, NULL, stype, NULL, rbuf, rcount, NULL,
+                             NULL, NULL, rtype, NULL, comm, req, 1, fn));
+}
+
+int PMPI_Neighbor_allgatherv_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                  const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Neighbor_allgatherv_init";
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLGATHERV, sbuf, scount, NULL, NULL, NULL, stype, NULL, rbuf, 0, rcounts,
+                             displs, NULL, rtype, NULL, comm, req, 1, fn));
+}
+
+int PMPI_Neighbor_alltoall_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                                MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Neighbor_alltoall_init";
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLTOALL, sbuf, scount, NULL, NULL, NULL, stype, NULL, rbuf, rcount, NULL,
+                             NULL, NULL, rtype, NULL, comm, req, 1, fn));
+}
+
+int PMPI_Neighbor_alltoallv_init(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                                 void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Neighbor_alltoallv_init";
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLTOALLV, sbuf, 0, scounts, sdispls, NULL, stype, NULL, rbuf, 0, rcounts,
+                             rdispls, NULL, rtype, NULL, comm, req, 1, fn));
+}
+
+int PMPI_Neighbor_alltoallw_init(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
+                                 const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                                 const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Neighbor_alltoallw_init";
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLTOALLW, sbuf, 0, scounts, NULL, sdispls, 0, stypes, rbuf, 0, rcounts, NULL,
+                             rdispls, 0, rtypes, comm, req, 1, fn));
 }

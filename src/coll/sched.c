@@ -48,6 +48,13 @@ struct plx_sched *plx_sched_new_tag(struct plx_comm *c, int tag)
     return s;
 }
 
+struct plx_sched *plx_sched_new_p2p(struct plx_comm *c)
+{
+    struct plx_sched *s = plx_sched_new(c);
+    s->tag_fixed = 1;           /* no collective tag is drawn: only some ranks build one */
+    return s;
+}
+
 void plx_sched_set_op(struct plx_sched *s, struct plx_op *op)
 {
     plx_op_addref(op);
@@ -90,6 +97,40 @@ void plx_sched_recv_sub(struct plx_sched *s, void *buf, MPI_Aint count, struct p
     plx_dt_addref(dt);
     e->peer = peer;
     e->sub = (uint8_t)sub;
+}
+
+void plx_sched_send_user(struct plx_sched *s, const void *buf, MPI_Aint count, struct plx_datatype *dt, int peer,
+                         int tag)
+{
+    if (peer == MPI_PROC_NULL)
+        return;
+    plx_sched_send_sub(s, buf, count, dt, peer, 0);
+    s->ents[s->n - 1].user = 1;
+    s->ents[s->n - 1].utag = tag;
+}
+
+void plx_sched_recv_user(struct plx_sched *s, void *buf, MPI_Aint count, struct plx_datatype *dt, int peer,
+                         int tag)
+{
+    if (peer == MPI_PROC_NULL)
+        return;
+    plx_sched_recv_sub(s, buf, count, dt, peer, 0);
+    s->ents[s->n - 1].user = 1;
+    s->ents[s->n - 1].utag = tag;
+}
+
+void plx_sched_part(struct plx_sched *s, int send, void *buf, MPI_Aint count, struct plx_datatype *dt, int peer,
+                    int tag, int gated)
+{
+    if (send)
+        plx_sched_send_sub(s, buf, count, dt, peer, 0);
+    else
+        plx_sched_recv_sub(s, buf, count, dt, peer, 0);
+    struct plx_sched_ent *e = &s->ents[s->n - 1];
+    e->user = 1;
+    e->uctx = 1;
+    e->utag = tag;
+    e->gated = (uint8_t)gated;
 }
 
 void plx_sched_send(struct plx_sched *s, const void *buf, MPI_Aint count, struct plx_datatype *dt, int peer)
@@ -203,10 +244,15 @@ static int plx_sched_user_error(const struct plx_sched *s)
 static void plx_sched_post(struct plx_sched *s, struct plx_sched_ent *e)
 {
     struct plx_comm *c = e->comm;
+    if (e->gated && !e->open) {         /* waits for plx_sched_open */
+        e->held = 1;
+        s->pending++;
+        return;
+    }
     struct plx_request *r = plx_request_new(e->kind == PLX_S_SEND ? PLX_REQ_SEND : PLX_REQ_RECV, c);
     r->rank = e->peer;
-    r->tag = s->tag - e->sub;
-    r->ctx = c->context_id + 1;
+    r->tag = e->user ? e->utag : s->tag - e->sub;
+    r->ctx = e->user ? c->context_id + e->uctx : c->context_id + 1;
     r->buf = e->buf;
     r->count = e->count;
     r->dt = e->dt;
@@ -246,6 +292,12 @@ static void plx_sched_local(struct plx_sched *s, struct plx_sched_ent *e)
 static void plx_sched_collect(struct plx_sched *s, struct plx_sched_ent *e)
 {
     struct plx_request *r = e->req;
+    if (e->user && e->kind == PLX_S_RECV && s->req) {
+        s->req->st_source = r->st_source;
+        s->req->st_tag = r->st_tag;
+        s->req->st_bytes = r->st_bytes;
+        s->req->st_cancelled = r->st_cancelled;
+    }
     if (r->st_error != MPI_SUCCESS)
         plx_sched_error(s, r->st_error);
     else if (plx_unlikely(r->failed_part == PLX_PART_LOST) && e->kind == PLX_S_RECV)
@@ -256,6 +308,7 @@ static void plx_sched_collect(struct plx_sched *s, struct plx_sched_ent *e)
                                         "its own error says why)", e->peer));
     plx_request_free(r);
     e->req = NULL;
+    e->done = 1;
     s->pending--;
 }
 
@@ -362,7 +415,8 @@ static void plx_sched_finish(struct plx_sched *s)
     plx_list_remove(&s->link);
     struct plx_request *r = s->req;
     r->st_error = plx_sched_user_error(s);
-    plx_sched_free(s);
+    if (!s->persistent)
+        plx_sched_free(s);
     r->cc = 0;
     plx_request_complete(r);     /* frees r if MPI_Request_free came first */
 }
@@ -388,6 +442,81 @@ struct plx_request *plx_sched_start(struct plx_sched *s)
     if (s->done)
         plx_sched_finish(s);
     return r;
+}
+
+static void plx_sched_ext_free(void *ext)
+{
+    plx_sched_free(ext);
+}
+
+struct plx_request *plx_sched_persist(struct plx_sched *s)
+{
+    /* a persistent collective draws its tag at _init (collective and in
+     * order on every member) and keeps it for every MPI_Start; a user
+     * schedule (partitioned) has none to draw */
+    if (!s->tag_fixed) {
+        s->tag = plx_sched_tag(s->owner, 1);
+        s->tag_fixed = 1;
+    }
+    struct plx_request *r = plx_request_new(PLX_REQ_COLL, s->owner);
+    r->rank = MPI_PROC_NULL;
+    r->tag = s->tag;
+    r->ctx = s->owner->context_id + 1;
+    r->persistent = 1;
+    r->active = 0;
+    r->cc = 0;
+    r->ext = s;
+    r->ext_free = plx_sched_ext_free;
+    s->req = r;
+    s->persistent = 1;
+    return r;
+}
+
+void plx_sched_open(struct plx_sched *s, int i)
+{
+    struct plx_sched_ent *e = &s->ents[i];
+    e->open = 1;
+    if (e->held) {                      /* its round is running: post it now */
+        e->held = 0;
+        s->pending--;
+        plx_sched_post(s, e);
+        if (e->req && e->req->cc == 0)
+            plx_sched_collect(s, e);
+        if (!s->pending) {
+            plx_sched_advance(s);
+            if (s->done && s->req)
+                plx_sched_finish(s);
+        }
+    }
+}
+
+int plx_sched_ent_done(struct plx_sched *s, int i)
+{
+    struct plx_sched_ent *e = &s->ents[i];
+    return e->done || (e->req && e->req->cc == 0);
+}
+
+void plx_sched_restart(struct plx_sched *s)
+{
+    if (!plx_sched_g.init) {
+        plx_list_init(&plx_sched_g.active);
+        plx_sched_g.init = 1;
+    }
+    struct plx_request *r = s->req;
+    s->next = s->round_start = s->pending = s->done = 0;
+    s->err = MPI_SUCCESS;
+    for (int i = 0; i < s->n; i++)
+        s->ents[i].open = s->ents[i].held = s->ents[i].done = 0;
+    r->st_source = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    r->st_error = MPI_SUCCESS;
+    r->st_bytes = 0;
+    r->st_cancelled = 0;
+    r->cc = 1;
+    plx_list_push_back(&plx_sched_g.active, &s->link);
+    plx_sched_advance(s);
+    if (s->done)
+        plx_sched_finish(s);
 }
 
 int plx_coll_progress(void)

@@ -51,6 +51,13 @@ struct plx_sched;
 struct plx_sched_ent {
     uint8_t kind;
     uint8_t sub;                /* sub-tag (0..3) of a send/receive */
+    uint8_t user;               /* a user send/receive: context context_id + uctx, tag utag */
+    uint8_t uctx;
+    uint8_t gated;              /* posted only once opened (plx_sched_open): partitioned sends */
+    uint8_t open;
+    uint8_t held;               /* gated, counted in pending, not posted yet */
+    uint8_t done;               /* its communication completed in this run */
+    int utag;
     int peer;
     void *buf;
     const void *src;
@@ -82,6 +89,9 @@ struct plx_sched {
     struct plx_request *req;    /* nonblocking: the user's request */
     const char *fn;             /* the MPI call, for its error text (NULL: internal) */
     int advancing;              /* inside plx_sched_advance: a call step's nested progress must not re-enter */
+    uint8_t persistent;         /* kept when it completes; MPI_Start runs it again */
+    uint8_t part_send;          /* partitioned: a send (else a receive) */
+    int partitions;             /* partitioned communication: the number of partitions (else 0) */
 };
 
 /* A schedule on comm (referenced) with the next collective tag. */
@@ -91,6 +101,9 @@ struct plx_sched *plx_sched_new(struct plx_comm *c);
  * the communicator's sequence, which other collectives started meanwhile
  * may have advanced differently on different members). */
 struct plx_sched *plx_sched_new_tag(struct plx_comm *c, int tag);
+/* A schedule of user point-to-point messages (MPI_Isendrecv): it takes no
+ * collective tag, since only some ranks may build one. */
+struct plx_sched *plx_sched_new_p2p(struct plx_comm *c);
 void plx_sched_set_op(struct plx_sched *s, struct plx_op *op);
 
 void plx_sched_send(struct plx_sched *s, const void *buf, MPI_Aint count, struct plx_datatype *dt, int peer);
@@ -104,6 +117,21 @@ void plx_sched_recv_sub(struct plx_sched *s, void *buf, MPI_Aint count, struct p
 void plx_sched_reduce(struct plx_sched *s, const void *src, void *buf, MPI_Aint count, struct plx_datatype *dt);
 void plx_sched_copy(struct plx_sched *s, const void *src, MPI_Aint scount, struct plx_datatype *sdt, void *dst,
                     MPI_Aint dcount, struct plx_datatype *ddt);
+/* A user send/receive on comm's point-to-point context with the user's tag
+ * (peer may be MPI_ANY_SOURCE for a receive; MPI_PROC_NULL adds nothing).
+ * The receive's status becomes the request's. */
+void plx_sched_send_user(struct plx_sched *s, const void *buf, MPI_Aint count, struct plx_datatype *dt, int peer,
+                         int tag);
+void plx_sched_recv_user(struct plx_sched *s, void *buf, MPI_Aint count, struct plx_datatype *dt, int peer,
+                         int tag);
+/* Partitioned communication (api/part.c): a send or receive on comm's
+ * collective context with the given tag; a gated send is posted when
+ * plx_sched_open opens it (MPI_Pready), once its round has started. */
+void plx_sched_part(struct plx_sched *s, int send, void *buf, MPI_Aint count, struct plx_datatype *dt, int peer,
+                    int tag, int gated);
+void plx_sched_open(struct plx_sched *s, int i);
+/* Entry i's communication has completed in the current run. */
+int plx_sched_ent_done(struct plx_sched *s, int i);
 /* Ends the current round. */
 void plx_sched_fence(struct plx_sched *s);
 /* A local step: fn(s, arg) runs when its round starts; it may append
@@ -134,6 +162,16 @@ void plx_sched_own_type(struct plx_sched *s, struct plx_datatype *dt);
 int plx_sched_run(struct plx_sched *s);
 /* Nonblocking: starts s; its completion completes the returned request. */
 struct plx_request *plx_sched_start(struct plx_sched *s);
+/* Persistent collectives (MPI_Bcast_init, ...): an inactive persistent
+ * request that owns s; every MPI_Start runs the same schedule again from
+ * its first round (plx_sched_restart) with the data then in the buffers.
+ * The schedule keeps the collective tag it took when it was built; that is
+ * safe because all ranks start persistent collectives in the same order
+ * and a start waits for the previous run to complete locally: messages of
+ * run k+1 between two ranks follow those of run k and match in order.
+ * Freeing the request frees the schedule. */
+struct plx_request *plx_sched_persist(struct plx_sched *s);
+void plx_sched_restart(struct plx_sched *s);
 /* Frees a schedule that was built but will not run. */
 void plx_sched_free(struct plx_sched *s);
 

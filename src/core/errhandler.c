@@ -1,6 +1,6 @@
 /*
  * Error handler objects. The builtins (MPI_ERRORS_ARE_FATAL,
- * MPI_ERRORS_RETURN) are static and never freed; user handlers are
+ * MPI_ERRORS_RETURN, MPI_ERRORS_ABORT) are static and never freed; user handlers are
  * reference-counted: one reference for the user's handle and one for each
  * communicator using it, so MPI_Errhandler_free on a handler still attached
  * to a communicator is safe. Invocation lives in api/api_util.c.
@@ -17,6 +17,12 @@ static struct plx_errhandler plx_errhandler_return_obj = {
     .obj = { .handle = MPI_ERRORS_RETURN, .refcount = 1, .live = 1, .builtin = 1 },
     .kind = PLX_ERRH_RETURN,
 };
+/* MPI 4.0: aborts the processes of the communicator the error is raised on
+ * (here, as MPI_Abort on it, the job) */
+static struct plx_errhandler plx_errhandler_abort_obj = {
+    .obj = { .handle = MPI_ERRORS_ABORT, .refcount = 1, .live = 1, .builtin = 1 },
+    .kind = PLX_ERRH_ABORT,
+};
 struct plx_errhandler *plx_errhandler_fatal = &plx_errhandler_fatal_obj;
 struct plx_errhandler *plx_errhandler_return = &plx_errhandler_return_obj;
 
@@ -24,6 +30,7 @@ void plx_errhandler_init_builtins(void)
 {
     plx_obj_register_builtin(&plx_errhandler_tab, MPI_ERRORS_ARE_FATAL, plx_errhandler_fatal);
     plx_obj_register_builtin(&plx_errhandler_tab, MPI_ERRORS_RETURN, plx_errhandler_return);
+    plx_obj_register_builtin(&plx_errhandler_tab, MPI_ERRORS_ABORT, &plx_errhandler_abort_obj);
 }
 
 struct plx_errhandler *plx_errhandler_new_comm(MPI_Comm_errhandler_function *fn)

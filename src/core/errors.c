@@ -83,6 +83,7 @@ static const char *plx_err_class_text(int c)
     case MPI_ERR_RMA_ATTACH: return "RMA attach failed";
     case MPI_ERR_RMA_SHARED: return "RMA shared memory failed";
     case MPI_ERR_RMA_FLAVOR: return "wrong window flavor";
+    case MPI_ERR_SESSION: return "invalid session";
     case MPIX_ERR_PROC_FAILED: return "a peer process failed";
     default: return NULL;
     }

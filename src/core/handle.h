@@ -31,6 +31,7 @@ enum plx_obj_type {
     PLX_OBJ_KEYVAL = 0x9,
     PLX_OBJ_ATTR = 0xa,
     PLX_OBJ_REQUEST = 0xb,
+    PLX_OBJ_SESSION = 0xe,          /* MPI 4.0 sessions (api/session.c); MPI_SESSION_NULL is 0x38000000 */
 };
 
 #define PLX_HANDLE_KIND(h)   (((uint32_t)(h) >> 30) & 0x3)

@@ -152,3 +152,36 @@ void plx_info_init_builtins(int world_size)
     if (getcwd(buf, sizeof buf))
         plx_info_set(env, "wdir", buf);
 }
+
+void plx_info_fill_env(struct plx_info *info, int argc, char **argv, int maxprocs, const char *thread_level)
+{
+    char buf[MPI_MAX_INFO_VAL + 1];
+    if (argc > 0 && argv && argv[0]) {
+        plx_info_set(info, "command", argv[0]);
+        size_t n = 0;
+        buf[0] = '\0';
+        for (int i = 1; i < argc && argv[i]; i++) {
+            int w = snprintf(buf + n, sizeof buf - n, "%s%s", i > 1 ? " " : "", argv[i]);
+            if (w < 0 || (size_t)w >= sizeof buf - n)
+                break;  /* longer than MPI_MAX_INFO_VAL: the arguments that fit */
+            n += (size_t)w;
+        }
+        if (argc > 1)
+            plx_info_set(info, "argv", buf);
+    } else {
+        plx_info_env_cmdline(info);
+    }
+    snprintf(buf, sizeof buf, "%d", maxprocs);
+    plx_info_set(info, "maxprocs", buf);
+    if (gethostname(buf, sizeof buf - 1) == 0) {
+        buf[sizeof buf - 1] = '\0';
+        plx_info_set(info, "host", buf);
+    }
+    struct utsname u;
+    if (uname(&u) == 0)
+        plx_info_set(info, "arch", u.machine);
+    if (getcwd(buf, sizeof buf))
+        plx_info_set(info, "wdir", buf);
+    if (thread_level)
+        plx_info_set(info, "thread_level", thread_level);
+}

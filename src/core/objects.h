@@ -231,5 +231,9 @@ int plx_info_delete(struct plx_info *info, const char *key);   /* 1 when found *
 struct plx_info *plx_info_dup(const struct plx_info *src);
 void plx_info_release(struct plx_info *info);
 const char *plx_info_lookup(const struct plx_info *info, const char *key);
+/* MPI_Info_create_env: the keys of MPI_INFO_ENV for a program started with
+ * (argc, argv) (argc <= 0: this process's command line), maxprocs, and
+ * thread_level when not NULL. Works before MPI_Init. */
+void plx_info_fill_env(struct plx_info *info, int argc, char **argv, int maxprocs, const char *thread_level);
 
 #endif

@@ -75,6 +75,8 @@ void plx_request_complete(struct plx_request *r)
 
 void plx_request_free(struct plx_request *r)
 {
+    if (r->ext_free)
+        r->ext_free(r->ext);
     if (r->comm)
         plx_comm_release(r->comm);
     plx_dt_release(r->dt);      /* whoever set r->dt took a reference */
@@ -106,7 +108,8 @@ static void plx_request_dump_one(void *obj, void *arg)
         return;
     const char *kind = r->kind == PLX_REQ_SEND
         ? (r->mode == PLX_MODE_SYNC ? "Ssend" : r->mode == PLX_MODE_BUFFERED ? "Bsend" : "Send")
-        : r->kind == PLX_REQ_COLL ? "nonblocking collective" : r->kind == PLX_REQ_PROBE ? "Probe" : "Recv";
+        : r->kind == PLX_REQ_COLL ? "nonblocking collective" : r->kind == PLX_REQ_PROBE ? "Probe"
+        : r->kind == PLX_REQ_GREQ ? "generalized request (waits for MPI_Grequest_complete)" : "Recv";
     char peer[32];
     if (r->rank == MPI_ANY_SOURCE)
         snprintf(peer, sizeof peer, "MPI_ANY_SOURCE");

@@ -26,6 +26,7 @@ enum plx_req_kind {
     PLX_REQ_COLL,               /* a nonblocking collective (src/coll/sched.c completes it) */
     PLX_REQ_PROBE,              /* a blocking probe's stand-in on the blocked list: for the dump only */
     PLX_REQ_FILE,               /* MPI-IO: complete when handed out (src/io/io.h) */
+    PLX_REQ_GREQ,               /* a generalized request (MPI_Grequest_start): api/grequest.c */
 };
 
 enum plx_send_mode { PLX_MODE_STD, PLX_MODE_SYNC, PLX_MODE_BUFFERED, PLX_MODE_READY };
@@ -82,6 +83,12 @@ struct plx_request {
 
     struct plx_unexp *msg;      /* PLX_REQ_MESSAGE */
     void *bsend_block;          /* Bsend: block of the attached buffer to release */
+
+    /* what an upper layer hangs on the request (a persistent collective's
+     * schedule, a generalized request's callbacks): ext_free(ext) runs when
+     * the request is freed */
+    void *ext;
+    void (*ext_free)(void *ext);
 };
 
 extern struct plx_objtab plx_request_tab;

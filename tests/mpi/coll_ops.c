@@ -236,7 +236,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-#define RUN(f) f(#f + 2)
+#define RUN(f) f(&#f[2]) /* the name without "t_" */
     RUN(t_schar); RUN(t_uchar); RUN(t_short); RUN(t_ushort); RUN(t_int); RUN(t_unsigned);
     RUN(t_long); RUN(t_ulong); RUN(t_llong); RUN(t_ullong); RUN(t_i8); RUN(t_i16); RUN(t_i32);
     RUN(t_i64); RUN(t_u8); RUN(t_u16); RUN(t_u32); RUN(t_u64); RUN(t_integer); RUN(t_aint);

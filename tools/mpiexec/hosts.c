@@ -72,7 +72,7 @@ static int plx_hosts_entry(struct plx_hostlist *hl, char *s, char *err, size_t e
     if (colon != NULL) {
         *colon = '\0';
         if (plx_hosts_slots_parse(colon + 1, &slots) != 0) {
-            snprintf(err, errlen, "'%s:%.40s': the number of slots must be a positive integer",
+            snprintf(err, errlen, "'%.200s:%.40s': the number of slots must be a positive integer",
                      s, colon + 1);
             return -1;
         }
