@@ -40,6 +40,23 @@ int __lsan_is_turned_off(void)
 
 static int fz_devnull = -1, fz_cwd = -1;
 
+/* What the previous input's LAUNCH allocated: the proxy never frees it (it
+ * runs one job and exits), so without this each input leaks its job and a
+ * minute of fuzzing ran out of memory (2 GB at 330,000 inputs). The
+ * forwarded environment's strings, shared by every app, still leak a little. */
+static void fz_free_job(struct plx_proxy *p)
+{
+    for (int a = 0; p->apps && a < p->napps; a++) {
+        for (int i = 0; p->apps[a].argv && p->apps[a].argv[i]; i++)
+            free(p->apps[a].argv[i]);
+        free(p->apps[a].argv);
+        free(p->apps[a].env);
+    }
+    free(p->apps);
+    free(p->r);
+    free(p->local_of);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct plx_proxy *p = &plx_proxy;
@@ -53,6 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
         fz_cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
+    fz_free_job(p);
     memset(p, 0, sizeof *p);
     p->id = 0;
     p->host = "hA";
