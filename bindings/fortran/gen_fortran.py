@@ -1103,7 +1103,7 @@ static inline int *plxf_weights(MPI_Fint *w)
     return w;
 }}
 
-static inline int *plxf_errcodes(MPI_Fint *e)
+__attribute__((unused)) static inline int *plxf_errcodes(MPI_Fint *e)
 {{
     return e == plxf_errcodes_ignore_ ? MPI_ERRCODES_IGNORE : e;
 }}
