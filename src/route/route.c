@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "core/config.h"
 #include "core/log.h"
 #include "core/runtime.h"
@@ -32,6 +31,7 @@
 #include "route/route.h"
 #include "transport/shm/shm.h"
 #include "transport/tcp/tcp.h"
+#include "util/util.h"
 
 #define PLX_REL_WINDOW 4096             /* unacknowledged packets per peer; power of two */
 #define PLX_REL_ACK_EVERY 16            /* packets owed before an ACK goes alone */
@@ -114,13 +114,6 @@ void plx_route_use_components(const struct plx_tp_component *const *list, int n)
 {
     plx_route.list = list;
     plx_route.nlist = (size_t)n;
-}
-
-static double plx_route_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int plx_route_enabled(const char *name)
@@ -553,7 +546,7 @@ static int plx_rel_in(struct plx_route_peer *rp, const struct plx_hdr *h, int ma
         rel->rcv_next++;
     }
     if (rel->owed++ == 0) {
-        rel->owed_since = plx_route_now();
+        rel->owed_since = plx_util_now();
         plx_list_push_back(&plx_route.owing, &rel->owe_link);
     }
     if (rel->owed >= PLX_REL_ACK_EVERY)
@@ -864,7 +857,7 @@ static void plx_route_link_failed(struct plx_tp_iface *ifc, int lpid, const char
         plx_route.ndown++;
     }
     if (ch) {
-        ch->retry_at = plx_route_now() + PLX_ROUTE_RETRY;
+        ch->retry_at = plx_util_now() + PLX_ROUTE_RETRY;
         free(ch->why);
         ch->why = plx_strdup(why);
     }
@@ -944,7 +937,7 @@ int plx_route_poll(void)
     work += plx_route_rma_poll();
     if (plx_likely(plx_list_empty(&plx_route.owing) && plx_list_empty(&plx_route.resending) && !plx_route.ndown))
         return work;
-    double now = plx_route_now();
+    double now = plx_util_now();
     struct plx_list *pos, *n;
     plx_list_for_each_safe(pos, n, &plx_route.resending) {
         struct plx_rel *rel = plx_container_of(pos, struct plx_rel, resend_link);
