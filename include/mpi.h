@@ -463,6 +463,9 @@ extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
 /* User-defined reduction: inoutvec[i] = invec[i] op inoutvec[i], *len items */
 typedef void(MPI_User_function)(void *invec, void *inoutvec, int *len,
                                 MPI_Datatype *datatype);
+/* The same with a large count (MPI_Op_create_c) */
+typedef void(MPI_User_function_c)(void *invec, void *inoutvec, MPI_Count *len,
+                                  MPI_Datatype *datatype);
 
 /* Error handlers receive the object and the error code, then
  * implementation-specific arguments (Plexus passes none). */
@@ -511,7 +514,11 @@ typedef int(MPI_Datarep_conversion_function)(void *userbuf, MPI_Datatype datatyp
                                              MPI_Offset position, void *extra_state);
 typedef int(MPI_Datarep_extent_function)(MPI_Datatype datatype,
                                          MPI_Aint *file_extent, void *extra_state);
+typedef int(MPI_Datarep_conversion_function_c)(void *userbuf, MPI_Datatype datatype,
+                                               MPI_Count count, void *filebuf,
+                                               MPI_Offset position, void *extra_state);
 #define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0)
+#define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c *)0)
 
 /* Predefined attribute callbacks. The null ones are null pointers; every
  * DUP_FN is the one library function MPIR_Dup_fn (MPICH's symbol name, which
@@ -1960,6 +1967,672 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name,
                                  MPI_Group *newgroup);
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                 MPI_Errhandler errhandler, MPI_Comm *newcomm);
+
+/* MPI 4.0: large-count forms (`_c`: MPI_Count counts, MPI_Aint displacements; issue 17).
+ * The RMA ones (MPI_Put_c, MPI_Win_create_c, ...) come with the RMA layer. */
+int MPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Allgather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                         MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *req);
+int MPI_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                     MPI_Comm comm);
+int MPI_Allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                          const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                          MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                    MPI_Comm comm);
+int MPI_Allreduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype,
+                         MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Alltoall_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                        MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *req);
+int MPI_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                    MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                    const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                         MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                         const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                         MPI_Info info, MPI_Request *req);
+int MPI_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                    const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                    const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm);
+int MPI_Alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                         const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                         const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                         MPI_Info info, MPI_Request *req);
+int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm);
+int MPI_Bcast_init_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm,
+                     MPI_Info info, MPI_Request *req);
+int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                MPI_Comm comm);
+int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *req);
+int MPI_Buffer_attach_c(void *buffer, MPI_Count size);
+int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+int MPI_Exscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                 MPI_Comm comm);
+int MPI_Exscan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent);
+int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Request *request);
+int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Request *request);
+int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Request *request);
+int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Request *request);
+int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Request *request);
+int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Request *request);
+int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Status *status);
+int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                 MPI_Datatype datatype);
+int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Status *status);
+int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status);
+int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                           MPI_Status *status);
+int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                               MPI_Datatype datatype);
+int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Status *status);
+int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                                  MPI_Datatype datatype);
+int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Status *status);
+int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                   MPI_Datatype datatype);
+int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status);
+int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status);
+int MPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                 MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
+int MPI_Gather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                      MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *req);
+int MPI_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                  const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype, int root,
+                  MPI_Comm comm);
+int MPI_Gatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                       const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype dtype, MPI_Count *count);
+int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype dtype, MPI_Count *count);
+int MPI_Iallgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int MPI_Iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                      const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                      MPI_Comm comm, MPI_Request *req);
+int MPI_Iallreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                     MPI_Comm comm, MPI_Request *req);
+int MPI_Ialltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int MPI_Ialltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int MPI_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                     MPI_Request *req);
+int MPI_Ibcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm,
+                 MPI_Request *req);
+int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *req);
+int MPI_Iexscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                  MPI_Comm comm, MPI_Request *req);
+int MPI_Igather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                  MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req);
+int MPI_Igatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                   int root, MPI_Comm comm, MPI_Request *req);
+int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype dtype, MPI_Message *message,
+                 MPI_Request *request);
+int MPI_Ineighbor_allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                              MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                              MPI_Request *req);
+int MPI_Ineighbor_allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                               const MPI_Count rcounts[], const MPI_Aint displs[],
+                               MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int MPI_Ineighbor_alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                             MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int MPI_Ineighbor_alltoallv_c(const void *sbuf, const MPI_Count scounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype stype, void *rbuf,
+                              const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int MPI_Ineighbor_alltoallw_c(const void *sbuf, const MPI_Count scounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype stypes[], void *rbuf,
+                              const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                              const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *req);
+int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                MPI_Request *req);
+int MPI_Ireduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                  int root, MPI_Comm comm, MPI_Request *req);
+int MPI_Ireduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dtype,
+                                MPI_Op op, MPI_Comm comm, MPI_Request *req);
+int MPI_Ireduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                          MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Request *req);
+int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *req);
+int MPI_Iscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                MPI_Comm comm, MPI_Request *req);
+int MPI_Iscatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req);
+int MPI_Iscatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                    MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                    MPI_Comm comm, MPI_Request *req);
+int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                MPI_Comm comm, MPI_Request *req);
+int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Request *request);
+int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Request *request);
+int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *req);
+int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype dtype, MPI_Message *message,
+                MPI_Status *status);
+int MPI_Neighbor_allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                             MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Neighbor_allgather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                  void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *req);
+int MPI_Neighbor_allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                              const MPI_Count rcounts[], const MPI_Aint displs[],
+                              MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Neighbor_allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                   void *rbuf, const MPI_Count rcounts[], const MPI_Aint displs[],
+                                   MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *req);
+int MPI_Neighbor_alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                            MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Neighbor_alltoall_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                 void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *req);
+int MPI_Neighbor_alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                             MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                             const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallv_init_c(const void *sbuf, const MPI_Count scounts[],
+                                  const MPI_Aint sdispls[], MPI_Datatype stype, void *rbuf,
+                                  const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                                  MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *req);
+int MPI_Neighbor_alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm);
+int MPI_Neighbor_alltoallw_init_c(const void *sbuf, const MPI_Count scounts[],
+                                  const MPI_Aint sdispls[], const MPI_Datatype stypes[],
+                                  void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                                  const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *req);
+int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
+int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+               MPI_Count outsize, MPI_Count *position, MPI_Comm comm);
+int MPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
+                        MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                        MPI_Count *position);
+int MPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
+                             MPI_Count *size);
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size);
+int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype dtype, int source, int tag, MPI_Comm comm,
+               MPI_Status *status);
+int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+                    MPI_Comm comm, MPI_Request *req);
+int MPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                 int root, MPI_Comm comm);
+int MPI_Reduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                      int root, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op);
+int MPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dtype,
+                               MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter_block_init_c(const void *sbuf, void *rbuf, MPI_Count rcount,
+                                    MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *req);
+int MPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                         MPI_Datatype dtype, MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter_init_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                              MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                              MPI_Request *req);
+int MPI_Register_datarep_c(const char *datarep,
+                           MPI_Datarep_conversion_function_c *read_conversion_fn,
+                           MPI_Datarep_conversion_function_c *write_conversion_fn,
+                           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
+int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                MPI_Comm comm);
+int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *req);
+int MPI_Scan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+               MPI_Comm comm);
+int MPI_Scan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                    MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                  MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
+int MPI_Scatter_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                       MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                       MPI_Info info, MPI_Request *req);
+int MPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                   MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                   MPI_Comm comm);
+int MPI_Scatterv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                        MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                        int root, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+               MPI_Comm comm);
+int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *req);
+int MPI_Sendrecv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag,
+                   void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int source, int rtag,
+                   MPI_Comm comm, MPI_Status *status);
+int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int stag,
+                           int source, int rtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                MPI_Comm comm);
+int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *req);
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count gsizes[],
+                             const int distribs[], const int dargs[], const int psizes[],
+                             int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                     const MPI_Count disps[], MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count blocklens[],
+                               const MPI_Count disps[], MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                              MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                    const MPI_Count disps[], MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype);
+int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                              MPI_Datatype *newtype);
+int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count blocklens[], const MPI_Count disps[],
+                             const MPI_Datatype types[], MPI_Datatype *newtype);
+int MPI_Type_create_subarray_c(int ndims, const MPI_Count sizes[], const MPI_Count subsizes[],
+                               const MPI_Count starts[], int order, MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                            MPI_Count max_large_counts, MPI_Count max_datatypes, int integers[],
+                            MPI_Aint addresses[], MPI_Count large_counts[],
+                            MPI_Datatype datatypes[]);
+int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+                            MPI_Count *num_addresses, MPI_Count *num_large_counts,
+                            MPI_Count *num_datatypes, int *combiner);
+int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int MPI_Type_indexed_c(MPI_Count count, const MPI_Count blocklens[], const MPI_Count disps[],
+                       MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                      MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                 MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                          MPI_Count *position, void *outbuf, MPI_Count outcount,
+                          MPI_Datatype datatype);
+
+int PMPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Allgather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                          MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *req);
+int PMPI_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                      const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                      MPI_Comm comm);
+int PMPI_Allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                           const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                           MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                     MPI_Comm comm);
+int PMPI_Allreduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype,
+                          MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Alltoall_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                         MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *req);
+int PMPI_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                          MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                          const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                          MPI_Info info, MPI_Request *req);
+int PMPI_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm);
+int PMPI_Alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                          const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                          const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                          MPI_Info info, MPI_Request *req);
+int PMPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm);
+int PMPI_Bcast_init_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *req);
+int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                 MPI_Comm comm);
+int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *req);
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size);
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+int PMPI_Exscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                  MPI_Comm comm);
+int PMPI_Exscan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent);
+int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Request *request);
+int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Request *request);
+int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Request *request);
+int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                           MPI_Request *request);
+int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Request *request);
+int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Request *request);
+int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Status *status);
+int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                  MPI_Datatype datatype);
+int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Status *status);
+int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status);
+int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status);
+int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                MPI_Datatype datatype);
+int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf,
+                                   MPI_Count count, MPI_Datatype datatype);
+int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Status *status);
+int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                    MPI_Datatype datatype);
+int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Status *status);
+int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status);
+int PMPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                  MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
+int PMPI_Gather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                       MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                       MPI_Info info, MPI_Request *req);
+int PMPI_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                   int root, MPI_Comm comm);
+int PMPI_Gatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                        const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                        int root, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype dtype, MPI_Count *count);
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype dtype, MPI_Count *count);
+int PMPI_Iallgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                      MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int PMPI_Iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                       const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                       MPI_Comm comm, MPI_Request *req);
+int PMPI_Iallreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                      MPI_Comm comm, MPI_Request *req);
+int PMPI_Ialltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int PMPI_Ialltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                      MPI_Request *req);
+int PMPI_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                      MPI_Request *req);
+int PMPI_Ibcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm,
+                  MPI_Request *req);
+int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *req);
+int PMPI_Iexscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *req);
+int PMPI_Igather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req);
+int PMPI_Igatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                    int root, MPI_Comm comm, MPI_Request *req);
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype dtype, MPI_Message *message,
+                  MPI_Request *request);
+int PMPI_Ineighbor_allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                               MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                               MPI_Request *req);
+int PMPI_Ineighbor_allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                                const MPI_Count rcounts[], const MPI_Aint displs[],
+                                MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int PMPI_Ineighbor_alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                              MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                              MPI_Request *req);
+int PMPI_Ineighbor_alltoallv_c(const void *sbuf, const MPI_Count scounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype stype, void *rbuf,
+                               const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int PMPI_Ineighbor_alltoallw_c(const void *sbuf, const MPI_Count scounts[],
+                               const MPI_Aint sdispls[], const MPI_Datatype stypes[], void *rbuf,
+                               const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                               const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *req);
+int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                 MPI_Request *req);
+int PMPI_Ireduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                   int root, MPI_Comm comm, MPI_Request *req);
+int PMPI_Ireduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount,
+                                 MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Request *req);
+int PMPI_Ireduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                           MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Request *req);
+int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *req);
+int PMPI_Iscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request *req);
+int PMPI_Iscatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                    MPI_Request *req);
+int PMPI_Iscatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                     MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                     int root, MPI_Comm comm, MPI_Request *req);
+int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *req);
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm, MPI_Request *request);
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request);
+int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *req);
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype dtype, MPI_Message *message,
+                 MPI_Status *status);
+int PMPI_Neighbor_allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                              MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Neighbor_allgather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                   void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request *req);
+int PMPI_Neighbor_allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                               const MPI_Count rcounts[], const MPI_Aint displs[],
+                               MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Neighbor_allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                    void *rbuf, const MPI_Count rcounts[], const MPI_Aint displs[],
+                                    MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *req);
+int PMPI_Neighbor_alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                             MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Neighbor_alltoall_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                  void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *req);
+int PMPI_Neighbor_alltoallv_c(const void *sbuf, const MPI_Count scounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype stype, void *rbuf,
+                              const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Neighbor_alltoallv_init_c(const void *sbuf, const MPI_Count scounts[],
+                                   const MPI_Aint sdispls[], MPI_Datatype stype, void *rbuf,
+                                   const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                                   MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *req);
+int PMPI_Neighbor_alltoallw_c(const void *sbuf, const MPI_Count scounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype stypes[], void *rbuf,
+                              const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                              const MPI_Datatype rtypes[], MPI_Comm comm);
+int PMPI_Neighbor_alltoallw_init_c(const void *sbuf, const MPI_Count scounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype stypes[],
+                                   void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                                   const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *req);
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
+int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                MPI_Count outsize, MPI_Count *position, MPI_Comm comm);
+int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
+                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                         MPI_Count *position);
+int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
+                              MPI_Count *size);
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size);
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype dtype, int source, int tag, MPI_Comm comm,
+                MPI_Status *status);
+int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+                     MPI_Comm comm, MPI_Request *req);
+int PMPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                  int root, MPI_Comm comm);
+int PMPI_Reduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype,
+                       MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op);
+int PMPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dtype,
+                                MPI_Op op, MPI_Comm comm);
+int PMPI_Reduce_scatter_block_init_c(const void *sbuf, void *rbuf, MPI_Count rcount,
+                                     MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *req);
+int PMPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                          MPI_Datatype dtype, MPI_Op op, MPI_Comm comm);
+int PMPI_Reduce_scatter_init_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                               MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *req);
+int PMPI_Register_datarep_c(const char *datarep,
+                            MPI_Datarep_conversion_function_c *read_conversion_fn,
+                            MPI_Datarep_conversion_function_c *write_conversion_fn,
+                            MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
+int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                 MPI_Comm comm);
+int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *req);
+int PMPI_Scan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                MPI_Comm comm);
+int PMPI_Scan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
+int PMPI_Scatter_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                        MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *req);
+int PMPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                    MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                    MPI_Comm comm);
+int PMPI_Scatterv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                         MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                         int root, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                MPI_Comm comm);
+int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *req);
+int PMPI_Sendrecv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag,
+                    void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int source, int rtag,
+                    MPI_Comm comm, MPI_Status *status);
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int stag,
+                            int source, int rtag, MPI_Comm comm, MPI_Status *status);
+int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                 MPI_Comm comm);
+int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *req);
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count gsizes[],
+                              const int distribs[], const int dargs[], const int psizes[],
+                              int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                      const MPI_Count disps[], MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype);
+int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count blocklens[],
+                                const MPI_Count disps[], MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                               MPI_Datatype oldtype, MPI_Datatype *newtype);
+int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                     const MPI_Count disps[], MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                               MPI_Datatype *newtype);
+int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count blocklens[],
+                              const MPI_Count disps[], const MPI_Datatype types[],
+                              MPI_Datatype *newtype);
+int PMPI_Type_create_subarray_c(int ndims, const MPI_Count sizes[], const MPI_Count subsizes[],
+                                const MPI_Count starts[], int order, MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
+                             MPI_Count max_addresses, MPI_Count max_large_counts,
+                             MPI_Count max_datatypes, int integers[], MPI_Aint addresses[],
+                             MPI_Count large_counts[], MPI_Datatype datatypes[]);
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
+                             MPI_Count *num_datatypes, int *combiner);
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count blocklens[], const MPI_Count disps[],
+                        MPI_Datatype oldtype, MPI_Datatype *newtype);
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                       MPI_Datatype oldtype, MPI_Datatype *newtype);
+int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm);
+int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                           MPI_Count *position, void *outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop
