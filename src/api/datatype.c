@@ -1149,3 +1149,107 @@ int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count in
         *position = pos;
     return rc;
 }
+
+/* --- MPI_Type_create_f90_integer / _real / _complex ---------------------------
+ * The Fortran 90 parameterized types: the predefined type of the smallest
+ * kind with at least the asked decimal precision p and exponent range r (as
+ * gfortran's SELECTED_INT_KIND / SELECTED_REAL_KIND choose it: 1, 2, 4, 8
+ * byte integers; 4, 8, 16 byte reals). Each (combiner, p, r) gets one type,
+ * made at the first call and returned again after (MPI 4.1 section 19.1.9:
+ * the same handle every time); they live until the end. */
+
+#pragma weak MPI_Type_create_f90_integer = PMPI_Type_create_f90_integer
+#pragma weak MPI_Type_create_f90_real = PMPI_Type_create_f90_real
+#pragma weak MPI_Type_create_f90_complex = PMPI_Type_create_f90_complex
+
+struct plx_f90_type {
+    struct plx_f90_type *next;
+    int combiner, p, r;
+    MPI_Datatype handle;
+};
+static struct plx_f90_type *plx_f90_types;     /* under the API lock */
+
+static int plx_api_f90(int combiner, int p, int r, MPI_Datatype base, MPI_Datatype *newtype, const char *fn)
+{
+    plx_api_lock();
+    struct plx_f90_type *t;
+    for (t = plx_f90_types; t; t = t->next)
+        if (t->combiner == combiner && t->p == p && t->r == r)
+            break;
+    if (!t) {
+        int ints[2] = { p, r };
+        int ni = combiner == MPI_COMBINER_F90_INTEGER ? 1 : 2;
+        if (ni == 1)
+            ints[0] = r;
+        struct plx_datatype *d = plx_dt_f90(combiner, ni, ints, plx_dt_lookup(base));
+        if (!d) {
+            plx_api_unlock();
+            return plx_api_err(NULL, fn, MPI_ERR_INTERN, "out of datatype handles");
+        }
+        t = plx_malloc(sizeof *t);
+        *t = (struct plx_f90_type){ plx_f90_types, combiner, p, r, d->obj.handle };
+        plx_f90_types = t;
+    }
+    *newtype = t->handle;
+    plx_api_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_f90_integer";
+    plx_api_check_init(fn);
+    if (!newtype)
+        return plx_api_null_arg(NULL, fn, "newtype");
+    MPI_Datatype base = r < 0 ? MPI_DATATYPE_NULL : r <= 2 ? MPI_INTEGER1 : r <= 4 ? MPI_INTEGER2
+                      : r <= 9 ? MPI_INTEGER4 : r <= 18 ? MPI_INTEGER8 : MPI_DATATYPE_NULL;
+    if (base == MPI_DATATYPE_NULL)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "argument 'r' is %d: no integer kind has a decimal range "
+                           "of %d digits (0..18 are available)", r, r);
+    return plx_api_f90(MPI_COMBINER_F90_INTEGER, 0, r, base, newtype, fn);
+}
+
+/* The real kind for precision p and range r (MPI_UNDEFINED: no demand):
+ * 0 single, 1 double, 2 quadruple, -1 none. */
+static int plx_f90_real_kind(int p, int r)
+{
+    int pp = p == MPI_UNDEFINED ? 0 : p, rr = r == MPI_UNDEFINED ? 0 : r;
+    if (pp <= 6 && rr <= 37)
+        return 0;
+    if (pp <= 15 && rr <= 307)
+        return 1;
+    if (pp <= 33 && rr <= 4931)
+        return 2;
+    return -1;
+}
+
+static int plx_api_f90_real(int p, int r, int complex, MPI_Datatype *newtype, const char *fn)
+{
+    static const MPI_Datatype reals[3] = { MPI_REAL4, MPI_REAL8, MPI_REAL16 };
+    static const MPI_Datatype complexes[3] = { MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32 };
+    plx_api_check_init(fn);
+    if (!newtype)
+        return plx_api_null_arg(NULL, fn, "newtype");
+    if (p == MPI_UNDEFINED && r == MPI_UNDEFINED)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "arguments 'p' and 'r' are both MPI_UNDEFINED (one must be "
+                           "given)");
+    if ((p < 0 && p != MPI_UNDEFINED) || (r < 0 && r != MPI_UNDEFINED))
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "argument '%s' is negative (%d)", p < 0 && p != MPI_UNDEFINED
+                           ? "p" : "r", p < 0 && p != MPI_UNDEFINED ? p : r);
+    int k = plx_f90_real_kind(p, r);
+    if (k < 0)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "no %s kind has precision %d and exponent range %d (at most 33 "
+                           "digits and range 4931)", complex ? "complex" : "real", p, r);
+    return plx_api_f90(complex ? MPI_COMBINER_F90_COMPLEX : MPI_COMBINER_F90_REAL, p, r,
+                       complex ? complexes[k] : reals[k], newtype, fn);
+}
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+    return plx_api_f90_real(p, r, 0, newtype, "MPI_Type_create_f90_real");
+}
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+    return plx_api_f90_real(p, r, 1, newtype, "MPI_Type_create_f90_complex");
+}
