@@ -16,8 +16,8 @@
 extern "C" {
 #endif
 
-#define MPI_VERSION    3
-#define MPI_SUBVERSION 1
+#define MPI_VERSION    4
+#define MPI_SUBVERSION 1   /* the calls of issue 17's list; the RMA `_c` forms come with RMA */
 
 /* ------------------------------------------------------------------------
  * Scalar and handle types

@@ -2,6 +2,7 @@
  * plexus-info: the version, the build, the transports usable on this
  * machine, and every PLEXUS_* setting with its current value and help.
  */
+#include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 #include "core/config.h"
@@ -25,7 +26,7 @@ int main(int argc, char **argv)
         printf("usage: plexus-info      print version, build, transports and settings\n");
         return 0;
     }
-    printf("Plexus %s (MPI 3.1, MPICH ABI: libmpi.so.12)\n", PLX_VERSION_STRING);
+    printf("Plexus %s (MPI %d.%d, MPICH ABI: libmpi.so.12)\n", PLX_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
     printf("build: %s, prefix %s, compiled %s %s\n", PLX_BUILD_TYPE, PLX_PREFIX, __DATE__, __TIME__);
     printf("fortran bindings: %s\n", PLX_FORTRAN_INFO);
     printf("\ntransports:\n");
