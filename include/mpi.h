@@ -16,8 +16,8 @@
 extern "C" {
 #endif
 
-#define MPI_VERSION    3
-#define MPI_SUBVERSION 1
+#define MPI_VERSION    4
+#define MPI_SUBVERSION 1   /* the calls of issue 17's list; the RMA `_c` forms come with RMA */
 
 /* ------------------------------------------------------------------------
  * Scalar and handle types
@@ -448,6 +448,7 @@ extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
 #define MPI_T_ERR_PVAR_NO_ATOMIC      72
 #define MPI_T_ERR_INVALID_NAME        73
 #define MPI_T_ERR_INVALID             74
+#define MPI_T_ERR_NOT_SUPPORTED       78
 
 /* MPICH's fault-tolerance class (MPICH_ERR_FIRST_MPIX + 1): a peer process
  * failed (its connection broke, or it could not be reached). */
@@ -458,11 +459,87 @@ extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
 #define MPI_ERR_LASTCODE              0x3fffffff  /* largest valid error code */
 
 /* ------------------------------------------------------------------------
+ * The MPI tools interface (MPI_T): handle types, constants with MPICH's
+ * values, and MPI_T_PVAR_ALL_HANDLES, a library variable as in MPICH.
+ * ------------------------------------------------------------------------ */
+typedef struct plx_t_enum *MPI_T_enum;
+typedef struct plx_t_cvar_handle *MPI_T_cvar_handle;
+typedef struct plx_t_pvar_handle *MPI_T_pvar_handle;
+typedef struct plx_t_pvar_session *MPI_T_pvar_session;
+typedef struct plx_t_event_registration *MPI_T_event_registration;
+typedef struct plx_t_event_instance *MPI_T_event_instance;
+
+#define MPI_T_ENUM_NULL         ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL  ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL  ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+
+enum {
+    MPI_T_VERBOSITY_USER_BASIC = 221,
+    MPI_T_VERBOSITY_USER_DETAIL,
+    MPI_T_VERBOSITY_USER_ALL,
+    MPI_T_VERBOSITY_TUNER_BASIC,
+    MPI_T_VERBOSITY_TUNER_DETAIL,
+    MPI_T_VERBOSITY_TUNER_ALL,
+    MPI_T_VERBOSITY_MPIDEV_BASIC,
+    MPI_T_VERBOSITY_MPIDEV_DETAIL,
+    MPI_T_VERBOSITY_MPIDEV_ALL
+};
+enum {
+    MPI_T_BIND_NO_OBJECT = 9700,
+    MPI_T_BIND_MPI_COMM,
+    MPI_T_BIND_MPI_DATATYPE,
+    MPI_T_BIND_MPI_ERRHANDLER,
+    MPI_T_BIND_MPI_FILE,
+    MPI_T_BIND_MPI_GROUP,
+    MPI_T_BIND_MPI_OP,
+    MPI_T_BIND_MPI_REQUEST,
+    MPI_T_BIND_MPI_WIN,
+    MPI_T_BIND_MPI_MESSAGE,
+    MPI_T_BIND_MPI_INFO,
+    MPI_T_BIND_MPI_SESSION
+};
+enum {
+    MPI_T_SCOPE_CONSTANT = 60438,
+    MPI_T_SCOPE_READONLY,
+    MPI_T_SCOPE_LOCAL,
+    MPI_T_SCOPE_GROUP,
+    MPI_T_SCOPE_GROUP_EQ,
+    MPI_T_SCOPE_ALL,
+    MPI_T_SCOPE_ALL_EQ
+};
+enum {
+    MPI_T_PVAR_CLASS_STATE = 240,
+    MPI_T_PVAR_CLASS_LEVEL,
+    MPI_T_PVAR_CLASS_SIZE,
+    MPI_T_PVAR_CLASS_PERCENTAGE,
+    MPI_T_PVAR_CLASS_HIGHWATERMARK,
+    MPI_T_PVAR_CLASS_LOWWATERMARK,
+    MPI_T_PVAR_CLASS_COUNTER,
+    MPI_T_PVAR_CLASS_AGGREGATE,
+    MPI_T_PVAR_CLASS_TIMER,
+    MPI_T_PVAR_CLASS_GENERIC
+};
+typedef enum MPI_T_cb_safety {
+    MPI_T_CB_REQUIRE_NONE = 0,
+    MPI_T_CB_REQUIRE_MPI_RESTRICTED,
+    MPI_T_CB_REQUIRE_THREAD_SAFE,
+    MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE
+} MPI_T_cb_safety;
+typedef enum MPI_T_source_order {
+    MPI_T_SOURCE_ORDERED = 0,
+    MPI_T_SOURCE_UNORDERED
+} MPI_T_source_order;
+
+/* ------------------------------------------------------------------------
  * Callback types
  * ------------------------------------------------------------------------ */
 /* User-defined reduction: inoutvec[i] = invec[i] op inoutvec[i], *len items */
 typedef void(MPI_User_function)(void *invec, void *inoutvec, int *len,
                                 MPI_Datatype *datatype);
+/* The same with a large count (MPI_Op_create_c) */
+typedef void(MPI_User_function_c)(void *invec, void *inoutvec, MPI_Count *len,
+                                  MPI_Datatype *datatype);
 
 /* Error handlers receive the object and the error code, then
  * implementation-specific arguments (Plexus passes none). */
@@ -511,7 +588,11 @@ typedef int(MPI_Datarep_conversion_function)(void *userbuf, MPI_Datatype datatyp
                                              MPI_Offset position, void *extra_state);
 typedef int(MPI_Datarep_extent_function)(MPI_Datatype datatype,
                                          MPI_Aint *file_extent, void *extra_state);
+typedef int(MPI_Datarep_conversion_function_c)(void *userbuf, MPI_Datatype datatype,
+                                               MPI_Count count, void *filebuf,
+                                               MPI_Offset position, void *extra_state);
 #define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0)
+#define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c *)0)
 
 /* Predefined attribute callbacks. The null ones are null pointers; every
  * DUP_FN is the one library function MPIR_Dup_fn (MPICH's symbol name, which
@@ -1960,6 +2041,763 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name,
                                  MPI_Group *newgroup);
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                 MPI_Errhandler errhandler, MPI_Comm *newcomm);
+
+/* MPI 4.0: large-count forms (`_c`: MPI_Count counts, MPI_Aint displacements; issue 17).
+ * The RMA ones (MPI_Put_c, MPI_Win_create_c, ...) come with the RMA layer. */
+int MPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Allgather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                         MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *req);
+int MPI_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                     MPI_Comm comm);
+int MPI_Allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                          const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                          MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                    MPI_Comm comm);
+int MPI_Allreduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype,
+                         MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Alltoall_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                        MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *req);
+int MPI_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                    MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                    const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                         MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                         const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                         MPI_Info info, MPI_Request *req);
+int MPI_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                    const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                    const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm);
+int MPI_Alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                         const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                         const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                         MPI_Info info, MPI_Request *req);
+int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm);
+int MPI_Bcast_init_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm,
+                     MPI_Info info, MPI_Request *req);
+int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                MPI_Comm comm);
+int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *req);
+int MPI_Buffer_attach_c(void *buffer, MPI_Count size);
+int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+int MPI_Exscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                 MPI_Comm comm);
+int MPI_Exscan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent);
+int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Request *request);
+int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Request *request);
+int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Request *request);
+int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Request *request);
+int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Request *request);
+int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Request *request);
+int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Status *status);
+int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                 MPI_Datatype datatype);
+int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Status *status);
+int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status);
+int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                           MPI_Status *status);
+int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                               MPI_Datatype datatype);
+int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Status *status);
+int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                                  MPI_Datatype datatype);
+int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Status *status);
+int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                   MPI_Datatype datatype);
+int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status);
+int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status);
+int MPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                 MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
+int MPI_Gather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                      MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *req);
+int MPI_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                  const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype, int root,
+                  MPI_Comm comm);
+int MPI_Gatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                       const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype dtype, MPI_Count *count);
+int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype dtype, MPI_Count *count);
+int MPI_Iallgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int MPI_Iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                      const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                      MPI_Comm comm, MPI_Request *req);
+int MPI_Iallreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                     MPI_Comm comm, MPI_Request *req);
+int MPI_Ialltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int MPI_Ialltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int MPI_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                     MPI_Request *req);
+int MPI_Ibcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm,
+                 MPI_Request *req);
+int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *req);
+int MPI_Iexscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                  MPI_Comm comm, MPI_Request *req);
+int MPI_Igather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                  MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req);
+int MPI_Igatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                   int root, MPI_Comm comm, MPI_Request *req);
+int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype dtype, MPI_Message *message,
+                 MPI_Request *request);
+int MPI_Ineighbor_allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                              MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                              MPI_Request *req);
+int MPI_Ineighbor_allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                               const MPI_Count rcounts[], const MPI_Aint displs[],
+                               MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int MPI_Ineighbor_alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                             MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int MPI_Ineighbor_alltoallv_c(const void *sbuf, const MPI_Count scounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype stype, void *rbuf,
+                              const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int MPI_Ineighbor_alltoallw_c(const void *sbuf, const MPI_Count scounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype stypes[], void *rbuf,
+                              const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                              const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *req);
+int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                MPI_Request *req);
+int MPI_Ireduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                  int root, MPI_Comm comm, MPI_Request *req);
+int MPI_Ireduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dtype,
+                                MPI_Op op, MPI_Comm comm, MPI_Request *req);
+int MPI_Ireduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                          MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Request *req);
+int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *req);
+int MPI_Iscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                MPI_Comm comm, MPI_Request *req);
+int MPI_Iscatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req);
+int MPI_Iscatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                    MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                    MPI_Comm comm, MPI_Request *req);
+int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                MPI_Comm comm, MPI_Request *req);
+int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Request *request);
+int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Request *request);
+int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *req);
+int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype dtype, MPI_Message *message,
+                MPI_Status *status);
+int MPI_Neighbor_allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                             MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Neighbor_allgather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                  void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *req);
+int MPI_Neighbor_allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                              const MPI_Count rcounts[], const MPI_Aint displs[],
+                              MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Neighbor_allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                   void *rbuf, const MPI_Count rcounts[], const MPI_Aint displs[],
+                                   MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *req);
+int MPI_Neighbor_alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                            MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Neighbor_alltoall_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                 void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *req);
+int MPI_Neighbor_alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                             MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                             const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallv_init_c(const void *sbuf, const MPI_Count scounts[],
+                                  const MPI_Aint sdispls[], MPI_Datatype stype, void *rbuf,
+                                  const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                                  MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *req);
+int MPI_Neighbor_alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm);
+int MPI_Neighbor_alltoallw_init_c(const void *sbuf, const MPI_Count scounts[],
+                                  const MPI_Aint sdispls[], const MPI_Datatype stypes[],
+                                  void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                                  const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *req);
+int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
+int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+               MPI_Count outsize, MPI_Count *position, MPI_Comm comm);
+int MPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
+                        MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                        MPI_Count *position);
+int MPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
+                             MPI_Count *size);
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size);
+int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype dtype, int source, int tag, MPI_Comm comm,
+               MPI_Status *status);
+int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+                    MPI_Comm comm, MPI_Request *req);
+int MPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                 int root, MPI_Comm comm);
+int MPI_Reduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                      int root, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op);
+int MPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dtype,
+                               MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter_block_init_c(const void *sbuf, void *rbuf, MPI_Count rcount,
+                                    MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *req);
+int MPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                         MPI_Datatype dtype, MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter_init_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                              MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                              MPI_Request *req);
+int MPI_Register_datarep_c(const char *datarep,
+                           MPI_Datarep_conversion_function_c *read_conversion_fn,
+                           MPI_Datarep_conversion_function_c *write_conversion_fn,
+                           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
+int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                MPI_Comm comm);
+int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *req);
+int MPI_Scan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+               MPI_Comm comm);
+int MPI_Scan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                    MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                  MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
+int MPI_Scatter_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                       MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                       MPI_Info info, MPI_Request *req);
+int MPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                   MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                   MPI_Comm comm);
+int MPI_Scatterv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                        MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                        int root, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+               MPI_Comm comm);
+int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *req);
+int MPI_Sendrecv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag,
+                   void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int source, int rtag,
+                   MPI_Comm comm, MPI_Status *status);
+int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int stag,
+                           int source, int rtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                MPI_Comm comm);
+int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *req);
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count gsizes[],
+                             const int distribs[], const int dargs[], const int psizes[],
+                             int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                     const MPI_Count disps[], MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count blocklens[],
+                               const MPI_Count disps[], MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                              MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                    const MPI_Count disps[], MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype);
+int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                              MPI_Datatype *newtype);
+int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count blocklens[], const MPI_Count disps[],
+                             const MPI_Datatype types[], MPI_Datatype *newtype);
+int MPI_Type_create_subarray_c(int ndims, const MPI_Count sizes[], const MPI_Count subsizes[],
+                               const MPI_Count starts[], int order, MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                            MPI_Count max_large_counts, MPI_Count max_datatypes, int integers[],
+                            MPI_Aint addresses[], MPI_Count large_counts[],
+                            MPI_Datatype datatypes[]);
+int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+                            MPI_Count *num_addresses, MPI_Count *num_large_counts,
+                            MPI_Count *num_datatypes, int *combiner);
+int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int MPI_Type_indexed_c(MPI_Count count, const MPI_Count blocklens[], const MPI_Count disps[],
+                       MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                      MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                 MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                          MPI_Count *position, void *outbuf, MPI_Count outcount,
+                          MPI_Datatype datatype);
+
+int PMPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Allgather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                          MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *req);
+int PMPI_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                      const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                      MPI_Comm comm);
+int PMPI_Allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                           const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                           MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                     MPI_Comm comm);
+int PMPI_Allreduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype,
+                          MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Alltoall_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                         MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *req);
+int PMPI_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                          MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                          const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                          MPI_Info info, MPI_Request *req);
+int PMPI_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm);
+int PMPI_Alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                          const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                          const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                          MPI_Info info, MPI_Request *req);
+int PMPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm);
+int PMPI_Bcast_init_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *req);
+int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                 MPI_Comm comm);
+int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *req);
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size);
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+int PMPI_Exscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                  MPI_Comm comm);
+int PMPI_Exscan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent);
+int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Request *request);
+int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Request *request);
+int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Request *request);
+int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                           MPI_Request *request);
+int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Request *request);
+int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Request *request);
+int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Status *status);
+int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                  MPI_Datatype datatype);
+int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Status *status);
+int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status);
+int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status);
+int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                MPI_Datatype datatype);
+int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf,
+                                   MPI_Count count, MPI_Datatype datatype);
+int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Status *status);
+int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                    MPI_Datatype datatype);
+int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Status *status);
+int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status);
+int PMPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                  MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
+int PMPI_Gather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                       MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                       MPI_Info info, MPI_Request *req);
+int PMPI_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                   int root, MPI_Comm comm);
+int PMPI_Gatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                        const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                        int root, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype dtype, MPI_Count *count);
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype dtype, MPI_Count *count);
+int PMPI_Iallgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                      MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int PMPI_Iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                       const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                       MPI_Comm comm, MPI_Request *req);
+int PMPI_Iallreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                      MPI_Comm comm, MPI_Request *req);
+int PMPI_Ialltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int PMPI_Ialltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                      MPI_Request *req);
+int PMPI_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                      MPI_Request *req);
+int PMPI_Ibcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm,
+                  MPI_Request *req);
+int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *req);
+int PMPI_Iexscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *req);
+int PMPI_Igather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req);
+int PMPI_Igatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                    int root, MPI_Comm comm, MPI_Request *req);
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype dtype, MPI_Message *message,
+                  MPI_Request *request);
+int PMPI_Ineighbor_allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                               MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                               MPI_Request *req);
+int PMPI_Ineighbor_allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                                const MPI_Count rcounts[], const MPI_Aint displs[],
+                                MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int PMPI_Ineighbor_alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                              MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                              MPI_Request *req);
+int PMPI_Ineighbor_alltoallv_c(const void *sbuf, const MPI_Count scounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype stype, void *rbuf,
+                               const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+int PMPI_Ineighbor_alltoallw_c(const void *sbuf, const MPI_Count scounts[],
+                               const MPI_Aint sdispls[], const MPI_Datatype stypes[], void *rbuf,
+                               const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                               const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *req);
+int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                 MPI_Request *req);
+int PMPI_Ireduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                   int root, MPI_Comm comm, MPI_Request *req);
+int PMPI_Ireduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount,
+                                 MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Request *req);
+int PMPI_Ireduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                           MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Request *req);
+int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *req);
+int PMPI_Iscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request *req);
+int PMPI_Iscatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                    MPI_Request *req);
+int PMPI_Iscatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                     MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                     int root, MPI_Comm comm, MPI_Request *req);
+int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *req);
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm, MPI_Request *request);
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request);
+int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *req);
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype dtype, MPI_Message *message,
+                 MPI_Status *status);
+int PMPI_Neighbor_allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                              MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Neighbor_allgather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                   void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request *req);
+int PMPI_Neighbor_allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                               const MPI_Count rcounts[], const MPI_Aint displs[],
+                               MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Neighbor_allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                    void *rbuf, const MPI_Count rcounts[], const MPI_Aint displs[],
+                                    MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *req);
+int PMPI_Neighbor_alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                             MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Neighbor_alltoall_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                  void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *req);
+int PMPI_Neighbor_alltoallv_c(const void *sbuf, const MPI_Count scounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype stype, void *rbuf,
+                              const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype rtype, MPI_Comm comm);
+int PMPI_Neighbor_alltoallv_init_c(const void *sbuf, const MPI_Count scounts[],
+                                   const MPI_Aint sdispls[], MPI_Datatype stype, void *rbuf,
+                                   const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                                   MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *req);
+int PMPI_Neighbor_alltoallw_c(const void *sbuf, const MPI_Count scounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype stypes[], void *rbuf,
+                              const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                              const MPI_Datatype rtypes[], MPI_Comm comm);
+int PMPI_Neighbor_alltoallw_init_c(const void *sbuf, const MPI_Count scounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype stypes[],
+                                   void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                                   const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *req);
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
+int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                MPI_Count outsize, MPI_Count *position, MPI_Comm comm);
+int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
+                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                         MPI_Count *position);
+int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
+                              MPI_Count *size);
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size);
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype dtype, int source, int tag, MPI_Comm comm,
+                MPI_Status *status);
+int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+                     MPI_Comm comm, MPI_Request *req);
+int PMPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                  int root, MPI_Comm comm);
+int PMPI_Reduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype,
+                       MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op);
+int PMPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dtype,
+                                MPI_Op op, MPI_Comm comm);
+int PMPI_Reduce_scatter_block_init_c(const void *sbuf, void *rbuf, MPI_Count rcount,
+                                     MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *req);
+int PMPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                          MPI_Datatype dtype, MPI_Op op, MPI_Comm comm);
+int PMPI_Reduce_scatter_init_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                               MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *req);
+int PMPI_Register_datarep_c(const char *datarep,
+                            MPI_Datarep_conversion_function_c *read_conversion_fn,
+                            MPI_Datarep_conversion_function_c *write_conversion_fn,
+                            MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
+int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                 MPI_Comm comm);
+int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *req);
+int PMPI_Scan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                MPI_Comm comm);
+int PMPI_Scan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
+int PMPI_Scatter_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                        MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *req);
+int PMPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                    MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                    MPI_Comm comm);
+int PMPI_Scatterv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                         MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                         int root, MPI_Comm comm, MPI_Info info, MPI_Request *req);
+int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                MPI_Comm comm);
+int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *req);
+int PMPI_Sendrecv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag,
+                    void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int source, int rtag,
+                    MPI_Comm comm, MPI_Status *status);
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int stag,
+                            int source, int rtag, MPI_Comm comm, MPI_Status *status);
+int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag,
+                 MPI_Comm comm);
+int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *req);
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count gsizes[],
+                              const int distribs[], const int dargs[], const int psizes[],
+                              int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                      const MPI_Count disps[], MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype);
+int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count blocklens[],
+                                const MPI_Count disps[], MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                               MPI_Datatype oldtype, MPI_Datatype *newtype);
+int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                     const MPI_Count disps[], MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                               MPI_Datatype *newtype);
+int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count blocklens[],
+                              const MPI_Count disps[], const MPI_Datatype types[],
+                              MPI_Datatype *newtype);
+int PMPI_Type_create_subarray_c(int ndims, const MPI_Count sizes[], const MPI_Count subsizes[],
+                                const MPI_Count starts[], int order, MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
+                             MPI_Count max_addresses, MPI_Count max_large_counts,
+                             MPI_Count max_datatypes, int integers[], MPI_Aint addresses[],
+                             MPI_Count large_counts[], MPI_Datatype datatypes[]);
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
+                             MPI_Count *num_datatypes, int *combiner);
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count blocklens[], const MPI_Count disps[],
+                        MPI_Datatype oldtype, MPI_Datatype *newtype);
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                       MPI_Datatype oldtype, MPI_Datatype *newtype);
+int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm);
+int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                           MPI_Count *position, void *outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype);
+
+/* Fortran 90 parameterized types (issue 17) */
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
+
+/* The MPI tools interface (issue 17; events: none exist, see src/api/mpit.c) */
+extern MPI_T_pvar_handle const MPI_T_PVAR_ALL_HANDLES;
+int MPI_T_init_thread(int required, int *provided);
+int MPI_T_finalize(void);
+int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+int MPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len);
+int MPI_T_cvar_get_num(int *num_cvar);
+int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype,
+                        MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope);
+int MPI_T_cvar_get_index(const char *name, int *cvar_index);
+int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count);
+int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+int MPI_T_pvar_get_num(int *num_pvar);
+int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
+                        MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind,
+                        int *readonly, int *continuous, int *atomic);
+int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+int MPI_T_pvar_session_create(MPI_T_pvar_session *session);
+int MPI_T_pvar_session_free(MPI_T_pvar_session *session);
+int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+                            MPI_T_pvar_handle *handle, int *count);
+int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle);
+int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
+int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int MPI_T_category_get_num(int *num_cat);
+int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+                            int *num_cvars, int *num_pvars, int *num_categories);
+int MPI_T_category_get_index(const char *name, int *cat_index);
+int MPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+int MPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+int MPI_T_category_get_categories(int cat_index, int len, int indices[]);
+int MPI_T_category_changed(int *update_number);
+int MPI_T_category_get_num_events(int cat_index, int *num_events);
+int MPI_T_category_get_events(int cat_index, int len, int indices[]);
+int MPI_T_event_get_num(int *num_events);
+int MPI_T_source_get_num(int *num_sources);
+int PMPI_T_init_thread(int required, int *provided);
+int PMPI_T_finalize(void);
+int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+int PMPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len);
+int PMPI_T_cvar_get_num(int *num_cvar);
+int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype,
+                         MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope);
+int PMPI_T_cvar_get_index(const char *name, int *cvar_index);
+int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count);
+int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+int PMPI_T_pvar_get_num(int *num_pvar);
+int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
+                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind,
+                         int *readonly, int *continuous, int *atomic);
+int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+int PMPI_T_pvar_session_create(MPI_T_pvar_session *session);
+int PMPI_T_pvar_session_free(MPI_T_pvar_session *session);
+int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+                             MPI_T_pvar_handle *handle, int *count);
+int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle);
+int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
+int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int PMPI_T_category_get_num(int *num_cat);
+int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+                             int *num_cvars, int *num_pvars, int *num_categories);
+int PMPI_T_category_get_index(const char *name, int *cat_index);
+int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_categories(int cat_index, int len, int indices[]);
+int PMPI_T_category_changed(int *update_number);
+int PMPI_T_category_get_num_events(int cat_index, int *num_events);
+int PMPI_T_category_get_events(int cat_index, int len, int indices[]);
+int PMPI_T_event_get_num(int *num_events);
+int PMPI_T_source_get_num(int *num_sources);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -1386,6 +1386,9 @@ def main():
         if re.search(r'_(c2f|f2c)$', name):
             skipped.append((name, 'handle conversion is C-only'))
             continue
+        if name.startswith('MPI_T_'):
+            skipped.append((name, 'the tools interface (MPI_T) has C bindings only'))
+            continue
         if name.upper() in macros or name.upper() in upper:
             skipped.append((name, 'Fortran name clashes with a constant'))
             continue

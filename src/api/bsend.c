@@ -9,6 +9,7 @@
  * enough. A block is returned when its inner send completes. Detach waits for
  * all of them.
  */
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -111,16 +112,15 @@ int plx_bsend_start(struct plx_request *r, const char *fn)
     return MPI_SUCCESS;
 }
 
-int PMPI_Buffer_attach(void *buffer, int size)
+static int plx_buffer_attach(void *buffer, MPI_Count size, const char *fn)
 {
-    static const char fn[] = "MPI_Buffer_attach";
     plx_api_check_init(fn);
     plx_api_lock();
     int rc = MPI_SUCCESS;
     if (plx_bsend.buf)
         rc = plx_api_err(NULL, fn, MPI_ERR_BUFFER, "a buffer is already attached (detach it first)");
     else if (size < 0)
-        rc = plx_api_err(NULL, fn, MPI_ERR_ARG, "argument 'size' is negative (%d)", size);
+        rc = plx_api_err(NULL, fn, MPI_ERR_ARG, "argument 'size' is negative (%lld)", (long long)size);
     else if (!buffer && size > 0)
         rc = plx_api_err(NULL, fn, MPI_ERR_BUFFER, "argument 'buffer' is NULL");
     else {
@@ -131,24 +131,60 @@ int PMPI_Buffer_attach(void *buffer, int size)
     return rc;
 }
 
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+    return plx_buffer_attach(buffer, size, "MPI_Buffer_attach");
+}
+
 static int plx_bsend_idle(void *arg)
 {
     (void)arg;
     return plx_bsend.nused == 0;
 }
 
-int PMPI_Buffer_detach(void *buffer_addr, int *size)
+/* size_p is an int (wide: 0) or an MPI_Count (wide: 1). A buffer too large
+ * for an int stays attached when the int form is asked for it. */
+static int plx_buffer_detach(void *buffer_addr, void *size_p, int wide, const char *fn)
 {
-    static const char fn[] = "MPI_Buffer_detach";
     plx_api_check_init(fn);
-    if (!buffer_addr || !size)
-        return plx_api_null_arg(NULL, fn, size ? "buffer_addr" : "size");
+    if (!buffer_addr || !size_p)
+        return plx_api_null_arg(NULL, fn, size_p ? "buffer_addr" : "size");
     plx_api_lock();
+    if (!wide && plx_bsend.size > INT_MAX) {
+        int rc = plx_api_err(NULL, fn, MPI_ERR_COUNT,
+                             "the attached buffer has %zu bytes, more than an int holds (use MPI_Buffer_detach_c)",
+                             plx_bsend.size);
+        plx_api_unlock();
+        return rc;
+    }
     plx_progress_wait(plx_bsend_idle, NULL);
     *(void **)buffer_addr = plx_bsend.buf;
-    *size = (int)plx_bsend.size;
+    if (wide)
+        *(MPI_Count *)size_p = (MPI_Count)plx_bsend.size;
+    else
+        *(int *)size_p = (int)plx_bsend.size;
     plx_bsend.buf = NULL;
     plx_bsend.size = 0;
     plx_api_unlock();
     return MPI_SUCCESS;
+}
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    return plx_buffer_detach(buffer_addr, size, 0, "MPI_Buffer_detach");
+}
+
+/* --- large-count forms (MPI 4.0 `_c`) ----------------------------------- */
+
+#pragma weak MPI_Buffer_attach_c = PMPI_Buffer_attach_c
+#pragma weak MPI_Buffer_detach_c = PMPI_Buffer_detach_c
+
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    return plx_buffer_attach(buffer, size, "MPI_Buffer_attach_c");
+}
+
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    return plx_buffer_detach(buffer_addr, size, 1, "MPI_Buffer_detach_c");
 }

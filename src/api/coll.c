@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "api/api.h"
+#include "api/count.h"
 #include "coll/algo.h"
 #include "coll/inter.h"
 #include "coll/shmcoll.h"
@@ -136,13 +137,21 @@ static int plx_cc_buf(struct plx_comm *c, const char *fn, const void *buf, MPI_A
     return MPI_SUCCESS;
 }
 
-static int plx_cc_counts(struct plx_comm *c, const char *fn, const int *counts, const int *displs, const char *arg)
+/* Checks a v-collective's per-rank counts (and displacements, when displs_p
+ * is not NULL) and hands them over widened: *counts_p (and *displs_p) are
+ * plx_malloc'd on success, to be freed by the caller. */
+static int plx_cc_counts(struct plx_comm *c, const char *fn, struct plx_vec counts, struct plx_vec displs,
+                         MPI_Count **counts_p, MPI_Aint **displs_p, const char *arg)
 {
-    if (!counts || !displs)
-        return plx_api_null_arg(c, fn, !counts ? arg : "displs");
+    if (!counts.p || (displs_p && !displs.p))
+        return plx_api_null_arg(c, fn, !counts.p ? arg : "displs");
     for (int i = 0; i < c->size; i++)
-        if (counts[i] < 0)
-            return plx_api_err(c, fn, MPI_ERR_COUNT, "%s[%d] is negative (%d)", arg, i, counts[i]);
+        if (plx_vec_at(counts, i) < 0)
+            return plx_api_err(c, fn, MPI_ERR_COUNT, "%s[%d] is negative (%lld)", arg, i,
+                               (long long)plx_vec_at(counts, i));
+    *counts_p = plx_vec_counts(counts, c->size);
+    if (displs_p)
+        *displs_p = plx_vec_aints(displs, c->size);
     return MPI_SUCCESS;
 }
 
@@ -243,7 +252,7 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
     return plx_barrier(comm, plx_cc_reqp(req), "MPI_Ibarrier");
 }
 
-static int plx_bcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm comm, MPI_Request *req,
+static int plx_bcast(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm, MPI_Request *req,
                      const char *fn)
 {
     struct plx_comm *c = NULL;
@@ -280,12 +289,15 @@ int PMPI_Ibcast(void *buf, int count, MPI_Datatype dtype, int root, MPI_Comm com
 /* --- gather, scatter ---------------------------------------------------- */
 
 /* kind: 0 gather, 1 gatherv, 2 scatter, 3 scatterv */
-static int plx_gs(int kind, const void *sbuf, int scount, const int *scounts, const int *sdispls, MPI_Datatype stype,
-                  void *rbuf, int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype, int root,
-                  MPI_Comm comm, MPI_Request *req, const char *fn)
+static int plx_gs(int kind, const void *sbuf, MPI_Count scount, struct plx_vec scounts_v, struct plx_vec sdispls_v,
+                  MPI_Datatype stype, void *rbuf, MPI_Count rcount, struct plx_vec rcounts_v,
+                  struct plx_vec rdispls_v, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req,
+                  const char *fn)
 {
     struct plx_comm *c = NULL;
     struct plx_datatype *sdt = NULL, *rdt = NULL;
+    MPI_Count *scounts = NULL, *rcounts = NULL;
+    MPI_Aint *sdispls = NULL, *rdispls = NULL;
     plx_api_lock();
     int rc = plx_cc_comm(comm, req, &c, fn);
     if (rc == MPI_SUCCESS)
@@ -310,7 +322,8 @@ static int plx_gs(int kind, const void *sbuf, int scount, const int *scounts, co
         if (!(am_root && (sbuf == MPI_IN_PLACE || inter)))
             rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
         if (rc == MPI_SUCCESS && am_root) {
-            if (kind == 1 && (rc = plx_cc_counts(c, fn, rcounts, rdispls, "recvcounts")) == MPI_SUCCESS)
+            if (kind == 1 &&
+                (rc = plx_cc_counts(c, fn, rcounts_v, rdispls_v, &rcounts, &rdispls, "recvcounts")) == MPI_SUCCESS)
                 rc = plx_cc_buf(c, fn, rbuf, 0, rtype, &rdt, "recvbuf");
             else if (kind == 0)
                 rc = plx_cc_buf(c, fn, rbuf, rcount, rtype, &rdt, "recvbuf");
@@ -319,7 +332,8 @@ static int plx_gs(int kind, const void *sbuf, int scount, const int *scounts, co
         if (!(am_root && (rbuf == MPI_IN_PLACE || inter)))
             rc = plx_cc_buf(c, fn, rbuf, rcount, rtype, &rdt, "recvbuf");
         if (rc == MPI_SUCCESS && am_root) {
-            if (kind == 3 && (rc = plx_cc_counts(c, fn, scounts, sdispls, "sendcounts")) == MPI_SUCCESS)
+            if (kind == 3 &&
+                (rc = plx_cc_counts(c, fn, scounts_v, sdispls_v, &scounts, &sdispls, "sendcounts")) == MPI_SUCCESS)
                 rc = plx_cc_buf(c, fn, sbuf, 0, stype, &sdt, "sendbuf");
             else if (kind == 2)
                 rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
@@ -356,6 +370,7 @@ static int plx_gs(int kind, const void *sbuf, int scount, const int *scounts, co
     }
     rc = plx_cc_go(s, req, c, fn);
 out:
+    free(scounts), free(sdispls), free(rcounts), free(rdispls);
     plx_api_unlock();
     return rc;
 }
@@ -363,67 +378,69 @@ out:
 int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                 int root, MPI_Comm comm)
 {
-    return plx_gs(0, sbuf, scount, NULL, NULL, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, NULL,
-                  "MPI_Gather");
+    return plx_gs(0, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, rcount, PLX_VEC_NONE, PLX_VEC_NONE, rtype,
+                  root, comm, NULL, "MPI_Gather");
 }
 
 int PMPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                  int root, MPI_Comm comm, MPI_Request *req)
 {
-    return plx_gs(0, sbuf, scount, NULL, NULL, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, plx_cc_reqp(req),
-                  "MPI_Igather");
+    return plx_gs(0, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, rcount, PLX_VEC_NONE, PLX_VEC_NONE, rtype,
+                  root, comm, plx_cc_reqp(req), "MPI_Igather");
 }
 
 int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                  const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    return plx_gs(1, sbuf, scount, NULL, NULL, stype, rbuf, 0, rcounts, displs, rtype, root, comm, NULL,
-                  "MPI_Gatherv");
+    return plx_gs(1, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, 0, plx_vec_int(rcounts),
+                  plx_vec_int(displs), rtype, root, comm, NULL, "MPI_Gatherv");
 }
 
 int PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                   const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
 {
-    return plx_gs(1, sbuf, scount, NULL, NULL, stype, rbuf, 0, rcounts, displs, rtype, root, comm, plx_cc_reqp(req),
-                  "MPI_Igatherv");
+    return plx_gs(1, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, 0, plx_vec_int(rcounts),
+                  plx_vec_int(displs), rtype, root, comm, plx_cc_reqp(req), "MPI_Igatherv");
 }
 
 int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                  int root, MPI_Comm comm)
 {
-    return plx_gs(2, sbuf, scount, NULL, NULL, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, NULL,
-                  "MPI_Scatter");
+    return plx_gs(2, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, rcount, PLX_VEC_NONE, PLX_VEC_NONE, rtype,
+                  root, comm, NULL, "MPI_Scatter");
 }
 
 int PMPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                   int root, MPI_Comm comm, MPI_Request *req)
 {
-    return plx_gs(2, sbuf, scount, NULL, NULL, stype, rbuf, rcount, NULL, NULL, rtype, root, comm,
-                  plx_cc_reqp(req), "MPI_Iscatter");
+    return plx_gs(2, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, rcount, PLX_VEC_NONE, PLX_VEC_NONE, rtype,
+                  root, comm, plx_cc_reqp(req), "MPI_Iscatter");
 }
 
 int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
                   int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    return plx_gs(3, sbuf, 0, scounts, displs, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, NULL,
-                  "MPI_Scatterv");
+    return plx_gs(3, sbuf, 0, plx_vec_int(scounts), plx_vec_int(displs), stype, rbuf, rcount, PLX_VEC_NONE,
+                  PLX_VEC_NONE, rtype, root, comm, NULL, "MPI_Scatterv");
 }
 
 int PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
                    int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
 {
-    return plx_gs(3, sbuf, 0, scounts, displs, stype, rbuf, rcount, NULL, NULL, rtype, root, comm,
-                  plx_cc_reqp(req), "MPI_Iscatterv");
+    return plx_gs(3, sbuf, 0, plx_vec_int(scounts), plx_vec_int(displs), stype, rbuf, rcount, PLX_VEC_NONE,
+                  PLX_VEC_NONE, rtype, root, comm, plx_cc_reqp(req), "MPI_Iscatterv");
 }
 
 /* --- allgather(v) --------------------------------------------------------- */
 
-static int plx_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, int v,
-                         const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req,
-                         const char *fn)
+static int plx_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount, int v,
+                         struct plx_vec rcounts_v, struct plx_vec displs_v, MPI_Datatype rtype, MPI_Comm comm,
+                         MPI_Request *req, const char *fn)
 {
     struct plx_comm *c = NULL;
     struct plx_datatype *sdt = NULL, *rdt = NULL;
+    MPI_Count *rcounts = NULL;
+    MPI_Aint *displs = NULL;
     plx_api_lock();
     int rc = plx_cc_comm(comm, req, &c, fn);
     int inter = rc == MPI_SUCCESS && plx_comm_is_inter(c);
@@ -432,7 +449,7 @@ static int plx_allgather(const void *sbuf, int scount, MPI_Datatype stype, void 
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
         rc = plx_cc_buf(c, fn, sbuf, scount, stype, &sdt, "sendbuf");
     if (rc == MPI_SUCCESS && v)
-        rc = plx_cc_counts(c, fn, rcounts, displs, "recvcounts");
+        rc = plx_cc_counts(c, fn, rcounts_v, displs_v, &rcounts, &displs, "recvcounts");
     if (rc == MPI_SUCCESS)
         rc = plx_cc_buf(c, fn, rbuf, v ? 0 : rcount, rtype, &rdt, "recvbuf");
     if (rc == MPI_SUCCESS && inter) {
@@ -452,6 +469,7 @@ static int plx_allgather(const void *sbuf, int scount, MPI_Datatype stype, void 
             plx_coll_allgather_sched(s, sbuf, scount, sdt, rbuf, rcount, rdt);
         rc = plx_cc_go(s, req, c, fn);
     }
+    free(rcounts), free(displs);
     plx_api_unlock();
     return rc;
 }
@@ -459,32 +477,35 @@ static int plx_allgather(const void *sbuf, int scount, MPI_Datatype stype, void 
 int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                    MPI_Comm comm)
 {
-    return plx_allgather(sbuf, scount, stype, rbuf, rcount, 0, NULL, NULL, rtype, comm, NULL, "MPI_Allgather");
+    return plx_allgather(sbuf, scount, stype, rbuf, rcount, 0, PLX_VEC_NONE, PLX_VEC_NONE, rtype, comm, NULL,
+                         "MPI_Allgather");
 }
 
 int PMPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                     MPI_Comm comm, MPI_Request *req)
 {
-    return plx_allgather(sbuf, scount, stype, rbuf, rcount, 0, NULL, NULL, rtype, comm, plx_cc_reqp(req),
-                         "MPI_Iallgather");
+    return plx_allgather(sbuf, scount, stype, rbuf, rcount, 0, PLX_VEC_NONE, PLX_VEC_NONE, rtype, comm,
+                         plx_cc_reqp(req), "MPI_Iallgather");
 }
 
 int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                     const int displs[], MPI_Datatype rtype, MPI_Comm comm)
 {
-    return plx_allgather(sbuf, scount, stype, rbuf, 0, 1, rcounts, displs, rtype, comm, NULL, "MPI_Allgatherv");
+    return plx_allgather(sbuf, scount, stype, rbuf, 0, 1, plx_vec_int(rcounts), plx_vec_int(displs), rtype, comm, NULL,
+                         "MPI_Allgatherv");
 }
 
 int PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                      const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
 {
-    return plx_allgather(sbuf, scount, stype, rbuf, 0, 1, rcounts, displs, rtype, comm, plx_cc_reqp(req),
-                         "MPI_Iallgatherv");
+    return plx_allgather(sbuf, scount, stype, rbuf, 0, 1, plx_vec_int(rcounts), plx_vec_int(displs), rtype, comm,
+                         plx_cc_reqp(req), "MPI_Iallgatherv");
 }
 
 /* --- alltoall(v/w) -------------------------------------------------------- */
 
-static int plx_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+static int plx_alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                        MPI_Datatype rtype,
                         MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     struct plx_comm *c = NULL;
@@ -501,7 +522,7 @@ static int plx_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *
     if (rc == MPI_SUCCESS && inter) {
         /* the per-peer form: block j of sbuf goes to remote rank j */
         int p = c->size;
-        int *cnt = plx_malloc(2 * (size_t)p * sizeof *cnt);
+        MPI_Count *cnt = plx_malloc(2 * (size_t)p * sizeof *cnt);
         MPI_Aint *d = plx_malloc(2 * (size_t)p * sizeof *d);
         struct plx_datatype **t = plx_malloc(2 * (size_t)p * sizeof *t);
         for (int j = 0; j < p; j++) {
@@ -542,27 +563,30 @@ int PMPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 
 /* Per-peer (count, byte displacement, type) arrays of one side of an
  * alltoallv/w, checked. w: displacements are bytes and types per peer. */
-static int plx_cc_side(struct plx_comm *c, const char *fn, const void *buf, const int *counts, const int *displs,
-                       const MPI_Datatype *types, MPI_Datatype type, int w, MPI_Aint *bd, struct plx_datatype **dts,
-                       const char *arg)
+static int plx_cc_side(struct plx_comm *c, const char *fn, const void *buf, struct plx_vec counts_v,
+                       struct plx_vec displs_v, const MPI_Datatype *types, MPI_Datatype type, int w, MPI_Count **cnt_p,
+                       MPI_Aint *bd, struct plx_datatype **dts, const char *arg)
 {
-    int rc = plx_cc_counts(c, fn, counts, displs, arg);
+    MPI_Aint *displs = NULL;
+    int rc = plx_cc_counts(c, fn, counts_v, displs_v, cnt_p, &displs, arg);
     if (rc == MPI_SUCCESS && w && !types)
         rc = plx_api_null_arg(c, fn, "types");
     for (int i = 0; rc == MPI_SUCCESS && i < c->size; i++) {
-        rc = plx_cc_buf(c, fn, buf, counts[i], w ? types[i] : type, &dts[i], arg);
+        rc = plx_cc_buf(c, fn, buf, (*cnt_p)[i], w ? types[i] : type, &dts[i], arg);
         if (rc == MPI_SUCCESS)
-            bd[i] = w ? (MPI_Aint)displs[i] : (MPI_Aint)displs[i] * dts[i]->extent;
+            bd[i] = w ? displs[i] : displs[i] * dts[i]->extent;
     }
+    free(displs);
     return rc;
 }
 
-static int plx_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, const MPI_Datatype *stypes,
-                         MPI_Datatype stype, void *rbuf, const int *rcounts, const int *rdispls,
-                         const MPI_Datatype *rtypes, MPI_Datatype rtype, int w, MPI_Comm comm, MPI_Request *req,
-                         const char *fn)
+static int plx_alltoallw(const void *sbuf, struct plx_vec scounts_v, struct plx_vec sdispls,
+                         const MPI_Datatype *stypes, MPI_Datatype stype, void *rbuf, struct plx_vec rcounts_v,
+                         struct plx_vec rdispls, const MPI_Datatype *rtypes, MPI_Datatype rtype, int w, MPI_Comm comm,
+                         MPI_Request *req, const char *fn)
 {
     struct plx_comm *c = NULL;
+    MPI_Count *scounts = NULL, *rcounts = NULL;
     plx_api_lock();
     int rc = plx_cc_comm(comm, req, &c, fn);
     if (rc) {
@@ -575,9 +599,9 @@ static int plx_alltoallw(const void *sbuf, const int *scounts, const int *sdispl
     if (plx_comm_is_inter(c))
         rc = plx_cc_inter_inplace(c, fn, sbuf, rbuf);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
-        rc = plx_cc_side(c, fn, sbuf, scounts, sdispls, stypes, stype, w, sd, sdts, "sendcounts");
+        rc = plx_cc_side(c, fn, sbuf, scounts_v, sdispls, stypes, stype, w, &scounts, sd, sdts, "sendcounts");
     if (rc == MPI_SUCCESS)
-        rc = plx_cc_side(c, fn, rbuf, rcounts, rdispls, rtypes, rtype, w, rd, rdts, "recvcounts");
+        rc = plx_cc_side(c, fn, rbuf, rcounts_v, rdispls, rtypes, rtype, w, &rcounts, rd, rdts, "recvcounts");
     if (rc == MPI_SUCCESS) {
         struct plx_sched *s = plx_sched_new(c);
         if (plx_comm_is_inter(c))
@@ -588,6 +612,7 @@ static int plx_alltoallw(const void *sbuf, const int *scounts, const int *sdispl
     }
     free(sd);
     free(sdts);
+    free(scounts), free(rcounts);
     plx_api_unlock();
     return rc;
 }
@@ -595,21 +620,24 @@ static int plx_alltoallw(const void *sbuf, const int *scounts, const int *sdispl
 int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
                    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
 {
-    return plx_alltoallw(sbuf, scounts, sdispls, NULL, stype, rbuf, rcounts, rdispls, NULL, rtype, 0, comm, NULL,
+    return plx_alltoallw(sbuf, plx_vec_int(scounts), plx_vec_int(sdispls), NULL, stype, rbuf, plx_vec_int(rcounts),
+                         plx_vec_int(rdispls), NULL, rtype, 0, comm, NULL,
                          "MPI_Alltoallv");
 }
 
 int PMPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
                     const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
 {
-    return plx_alltoallw(sbuf, scounts, sdispls, NULL, stype, rbuf, rcounts, rdispls, NULL, rtype, 0, comm,
+    return plx_alltoallw(sbuf, plx_vec_int(scounts), plx_vec_int(sdispls), NULL, stype, rbuf, plx_vec_int(rcounts),
+                         plx_vec_int(rdispls), NULL, rtype, 0, comm,
                          plx_cc_reqp(req), "MPI_Ialltoallv");
 }
 
 int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
                    void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
 {
-    return plx_alltoallw(sbuf, scounts, sdispls, stypes, 0, rbuf, rcounts, rdispls, rtypes, 0, 1, comm, NULL,
+    return plx_alltoallw(sbuf, plx_vec_int(scounts), plx_vec_int(sdispls), stypes, 0, rbuf, plx_vec_int(rcounts),
+                         plx_vec_int(rdispls), rtypes, 0, 1, comm, NULL,
                          "MPI_Alltoallw");
 }
 
@@ -617,7 +645,8 @@ int PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[], 
                     void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
                     MPI_Request *req)
 {
-    return plx_alltoallw(sbuf, scounts, sdispls, stypes, 0, rbuf, rcounts, rdispls, rtypes, 0, 1, comm,
+    return plx_alltoallw(sbuf, plx_vec_int(scounts), plx_vec_int(sdispls), stypes, 0, rbuf, plx_vec_int(rcounts),
+                         plx_vec_int(rdispls), rtypes, 0, 1, comm,
                          plx_cc_reqp(req), "MPI_Ialltoallw");
 }
 
@@ -627,7 +656,8 @@ enum { PLX_RED_REDUCE, PLX_RED_ALLREDUCE, PLX_RED_SCAN, PLX_RED_EXSCAN, PLX_RED_
 
 /* The reductions on an intercommunicator: counts of Reduce_scatter are
  * per local rank, and both sides reduce vectors of the same length. */
-static int plx_red_inter(int kind, struct plx_comm *c, const void *sbuf, void *rbuf, int count, const int *rcounts,
+static int plx_red_inter(int kind, struct plx_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
+                         const MPI_Count *rcounts,
                          MPI_Datatype dtype, MPI_Op oph, int root, MPI_Request *req, const char *fn)
 {
     struct plx_datatype *dt = NULL;
@@ -647,7 +677,8 @@ static int plx_red_inter(int kind, struct plx_comm *c, const void *sbuf, void *r
         total = 0;
         for (int i = 0; i < lsize; i++) {
             if (rcounts[i] < 0)
-                return plx_api_err(c, fn, MPI_ERR_COUNT, "recvcounts[%d] is negative (%d)", i, rcounts[i]);
+                return plx_api_err(c, fn, MPI_ERR_COUNT, "recvcounts[%d] is negative (%lld)", i,
+                                   (long long)rcounts[i]);
             total += rcounts[i];
         }
         rlen = rcounts[c->rank];
@@ -672,7 +703,7 @@ static int plx_red_inter(int kind, struct plx_comm *c, const void *sbuf, void *r
     } else if (kind == PLX_RED_SCATTER) {
         plx_inter_reduce_scatter_sched(s, sbuf, rbuf, rcounts, dt);
     } else {
-        int *counts = plx_malloc((size_t)lsize * sizeof *counts);
+        MPI_Count *counts = plx_malloc((size_t)lsize * sizeof *counts);
         for (int i = 0; i < lsize; i++)
             counts[i] = count;
         plx_inter_reduce_scatter_sched(s, sbuf, rbuf, counts, dt);
@@ -681,10 +712,11 @@ static int plx_red_inter(int kind, struct plx_comm *c, const void *sbuf, void *r
     return plx_cc_go(s, req, c, fn);
 }
 
-static int plx_red(int kind, const void *sbuf, void *rbuf, int count, const int *rcounts, MPI_Datatype dtype,
-                   MPI_Op oph, int root, MPI_Comm comm, MPI_Request *req, const char *fn)
+static int plx_red(int kind, const void *sbuf, void *rbuf, MPI_Count count, struct plx_vec rcounts_v,
+                   MPI_Datatype dtype, MPI_Op oph, int root, MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     struct plx_comm *c = NULL;
+    MPI_Count *rcounts = NULL;
     struct plx_datatype *dt = NULL;
     struct plx_op *op = NULL;
     plx_api_lock();
@@ -693,11 +725,13 @@ static int plx_red(int kind, const void *sbuf, void *rbuf, int count, const int 
         rc = plx_cc_root(c, root, fn);
     if (rc)
         goto out;
+    if (kind == PLX_RED_SCATTER && rcounts_v.p)    /* checked below */
+        rcounts = plx_vec_counts(rcounts_v, plx_comm_is_inter(c) ? c->group->size : c->size);
     if (plx_comm_is_inter(c)) {
         rc = plx_red_inter(kind, c, sbuf, rbuf, count, rcounts, dtype, oph, root, req, fn);
         goto out;
     }
-    int *counts = NULL;
+    MPI_Count *counts = NULL;
     MPI_Aint total = count;
     if (kind == PLX_RED_SCATTER) {
         if (!rcounts) {
@@ -707,7 +741,8 @@ static int plx_red(int kind, const void *sbuf, void *rbuf, int count, const int 
         total = 0;
         for (int i = 0; i < c->size; i++) {
             if (rcounts[i] < 0) {
-                rc = plx_api_err(c, fn, MPI_ERR_COUNT, "recvcounts[%d] is negative (%d)", i, rcounts[i]);
+                rc = plx_api_err(c, fn, MPI_ERR_COUNT, "recvcounts[%d] is negative (%lld)", i,
+                                 (long long)rcounts[i]);
                 goto out;
             }
             total += rcounts[i];
@@ -759,79 +794,83 @@ static int plx_red(int kind, const void *sbuf, void *rbuf, int count, const int 
     }
     rc = plx_cc_go(s, req, c, fn);
 out:
+    free(rcounts);
     plx_api_unlock();
     return rc;
 }
 
 int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root, MPI_Comm comm)
 {
-    return plx_red(PLX_RED_REDUCE, sbuf, rbuf, count, NULL, dtype, op, root, comm, NULL, "MPI_Reduce");
+    return plx_red(PLX_RED_REDUCE, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, root, comm, NULL, "MPI_Reduce");
 }
 
 int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root, MPI_Comm comm,
                  MPI_Request *req)
 {
-    return plx_red(PLX_RED_REDUCE, sbuf, rbuf, count, NULL, dtype, op, root, comm, plx_cc_reqp(req), "MPI_Ireduce");
+    return plx_red(PLX_RED_REDUCE, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, root, comm, plx_cc_reqp(req),
+                   "MPI_Ireduce");
 }
 
 int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
 {
-    return plx_red(PLX_RED_ALLREDUCE, sbuf, rbuf, count, NULL, dtype, op, 0, comm, NULL, "MPI_Allreduce");
+    return plx_red(PLX_RED_ALLREDUCE, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, NULL, "MPI_Allreduce");
 }
 
 int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
                     MPI_Request *req)
 {
-    return plx_red(PLX_RED_ALLREDUCE, sbuf, rbuf, count, NULL, dtype, op, 0, comm, plx_cc_reqp(req),
+    return plx_red(PLX_RED_ALLREDUCE, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, plx_cc_reqp(req),
                    "MPI_Iallreduce");
 }
 
 int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
 {
-    return plx_red(PLX_RED_SCAN, sbuf, rbuf, count, NULL, dtype, op, 0, comm, NULL, "MPI_Scan");
+    return plx_red(PLX_RED_SCAN, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, NULL, "MPI_Scan");
 }
 
 int PMPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
                MPI_Request *req)
 {
-    return plx_red(PLX_RED_SCAN, sbuf, rbuf, count, NULL, dtype, op, 0, comm, plx_cc_reqp(req), "MPI_Iscan");
+    return plx_red(PLX_RED_SCAN, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, plx_cc_reqp(req), "MPI_Iscan");
 }
 
 int PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
 {
-    return plx_red(PLX_RED_EXSCAN, sbuf, rbuf, count, NULL, dtype, op, 0, comm, NULL, "MPI_Exscan");
+    return plx_red(PLX_RED_EXSCAN, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, NULL, "MPI_Exscan");
 }
 
 int PMPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
                  MPI_Request *req)
 {
-    return plx_red(PLX_RED_EXSCAN, sbuf, rbuf, count, NULL, dtype, op, 0, comm, plx_cc_reqp(req), "MPI_Iexscan");
+    return plx_red(PLX_RED_EXSCAN, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, plx_cc_reqp(req),
+                   "MPI_Iexscan");
 }
 
 int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype, MPI_Op op,
                         MPI_Comm comm)
 {
-    return plx_red(PLX_RED_SCATTER, sbuf, rbuf, 0, rcounts, dtype, op, 0, comm, NULL, "MPI_Reduce_scatter");
+    return plx_red(PLX_RED_SCATTER, sbuf, rbuf, 0, plx_vec_int(rcounts), dtype, op, 0, comm, NULL,
+                   "MPI_Reduce_scatter");
 }
 
 int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype, MPI_Op op,
                          MPI_Comm comm, MPI_Request *req)
 {
-    return plx_red(PLX_RED_SCATTER, sbuf, rbuf, 0, rcounts, dtype, op, 0, comm, plx_cc_reqp(req),
+    return plx_red(PLX_RED_SCATTER, sbuf, rbuf, 0, plx_vec_int(rcounts), dtype, op, 0, comm, plx_cc_reqp(req),
                    "MPI_Ireduce_scatter");
 }
 
 int PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype, MPI_Op op,
                               MPI_Comm comm)
 {
-    return plx_red(PLX_RED_SCATTER_BLOCK, sbuf, rbuf, rcount, NULL, dtype, op, 0, comm, NULL,
+    return plx_red(PLX_RED_SCATTER_BLOCK, sbuf, rbuf, rcount, PLX_VEC_NONE, dtype, op, 0, comm, NULL,
                    "MPI_Reduce_scatter_block");
 }
 
 int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype, MPI_Op op,
                                MPI_Comm comm, MPI_Request *req)
 {
-    return plx_red(PLX_RED_SCATTER_BLOCK, sbuf, rbuf, rcount, NULL, dtype, op, 0, comm, plx_cc_reqp(req),
+    return plx_red(PLX_RED_SCATTER_BLOCK, sbuf, rbuf, rcount, PLX_VEC_NONE, dtype, op, 0, comm, plx_cc_reqp(req),
                    "MPI_Ireduce_scatter_block");
 }
 
@@ -903,7 +942,8 @@ int PMPI_Gather_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
                      int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Gather_init";
-    PLX_CC_INIT(plx_gs(0, sbuf, scount, NULL, NULL, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, req, fn));
+    PLX_CC_INIT(plx_gs(0, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, rcount, PLX_VEC_NONE, PLX_VEC_NONE,
+                       rtype, root, comm, req, fn));
 }
 
 int PMPI_Gatherv_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
@@ -911,35 +951,39 @@ int PMPI_Gatherv_init(const void *sbuf, int scount, MPI_Datatype stype, void *rb
                       MPI_Request *req)
 {
     static const char fn[] = "MPI_Gatherv_init";
-    PLX_CC_INIT(plx_gs(1, sbuf, scount, NULL, NULL, stype, rbuf, 0, rcounts, displs, rtype, root, comm, req, fn));
+    PLX_CC_INIT(plx_gs(1, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, 0, plx_vec_int(rcounts),
+                       plx_vec_int(displs), rtype, root, comm, req, fn));
 }
 
 int PMPI_Scatter_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                       MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Scatter_init";
-    PLX_CC_INIT(plx_gs(2, sbuf, scount, NULL, NULL, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, req, fn));
+    PLX_CC_INIT(plx_gs(2, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, rcount, PLX_VEC_NONE, PLX_VEC_NONE,
+                       rtype, root, comm, req, fn));
 }
 
 int PMPI_Scatterv_init(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
                        int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Scatterv_init";
-    PLX_CC_INIT(plx_gs(3, sbuf, 0, scounts, displs, stype, rbuf, rcount, NULL, NULL, rtype, root, comm, req, fn));
+    PLX_CC_INIT(plx_gs(3, sbuf, 0, plx_vec_int(scounts), plx_vec_int(displs), stype, rbuf, rcount, PLX_VEC_NONE,
+                       PLX_VEC_NONE, rtype, root, comm, req, fn));
 }
 
 int PMPI_Allgather_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                         MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Allgather_init";
-    PLX_CC_INIT(plx_allgather(sbuf, scount, stype, rbuf, rcount, 0, NULL, NULL, rtype, comm, req, fn));
+    PLX_CC_INIT(plx_allgather(sbuf, scount, stype, rbuf, rcount, 0, PLX_VEC_NONE, PLX_VEC_NONE, rtype, comm, req, fn));
 }
 
 int PMPI_Allgatherv_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                          const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Allgatherv_init";
-    PLX_CC_INIT(plx_allgather(sbuf, scount, stype, rbuf, 0, 1, rcounts, displs, rtype, comm, req, fn));
+    PLX_CC_INIT(plx_allgather(sbuf, scount, stype, rbuf, 0, 1, plx_vec_int(rcounts), plx_vec_int(displs), rtype, comm,
+                              req, fn));
 }
 
 int PMPI_Alltoall_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
@@ -954,7 +998,8 @@ int PMPI_Alltoallv_init(const void *sbuf, const int scounts[], const int sdispls
                         MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Alltoallv_init";
-    PLX_CC_INIT(plx_alltoallw(sbuf, scounts, sdispls, NULL, stype, rbuf, rcounts, rdispls, NULL, rtype, 0, comm,
+    PLX_CC_INIT(plx_alltoallw(sbuf, plx_vec_int(scounts), plx_vec_int(sdispls), NULL, stype, rbuf, plx_vec_int(rcounts),
+                         plx_vec_int(rdispls), NULL, rtype, 0, comm,
                               req, fn));
 }
 
@@ -963,7 +1008,8 @@ int PMPI_Alltoallw_init(const void *sbuf, const int scounts[], const int sdispls
                         MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Alltoallw_init";
-    PLX_CC_INIT(plx_alltoallw(sbuf, scounts, sdispls, stypes, 0, rbuf, rcounts, rdispls, rtypes, 0, 1, comm, req,
+    PLX_CC_INIT(plx_alltoallw(sbuf, plx_vec_int(scounts), plx_vec_int(sdispls), stypes, 0, rbuf, plx_vec_int(rcounts),
+                         plx_vec_int(rdispls), rtypes, 0, 1, comm, req,
                               fn));
 }
 
@@ -971,40 +1017,453 @@ int PMPI_Reduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype
                      MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Reduce_init";
-    PLX_CC_INIT(plx_red(PLX_RED_REDUCE, sbuf, rbuf, count, NULL, dtype, op, root, comm, req, fn));
+    PLX_CC_INIT(plx_red(PLX_RED_REDUCE, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, root, comm, req, fn));
 }
 
 int PMPI_Allreduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
                         MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Allreduce_init";
-    PLX_CC_INIT(plx_red(PLX_RED_ALLREDUCE, sbuf, rbuf, count, NULL, dtype, op, 0, comm, req, fn));
+    PLX_CC_INIT(plx_red(PLX_RED_ALLREDUCE, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, req, fn));
 }
 
 int PMPI_Reduce_scatter_init(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dtype, MPI_Op op,
                              MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Reduce_scatter_init";
-    PLX_CC_INIT(plx_red(PLX_RED_SCATTER, sbuf, rbuf, 0, rcounts, dtype, op, 0, comm, req, fn));
+    PLX_CC_INIT(plx_red(PLX_RED_SCATTER, sbuf, rbuf, 0, plx_vec_int(rcounts), dtype, op, 0, comm, req, fn));
 }
 
 int PMPI_Reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dtype, MPI_Op op,
                                    MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Reduce_scatter_block_init";
-    PLX_CC_INIT(plx_red(PLX_RED_SCATTER_BLOCK, sbuf, rbuf, rcount, NULL, dtype, op, 0, comm, req, fn));
+    PLX_CC_INIT(plx_red(PLX_RED_SCATTER_BLOCK, sbuf, rbuf, rcount, PLX_VEC_NONE, dtype, op, 0, comm, req, fn));
 }
 
 int PMPI_Scan_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
                    MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Scan_init";
-    PLX_CC_INIT(plx_red(PLX_RED_SCAN, sbuf, rbuf, count, NULL, dtype, op, 0, comm, req, fn));
+    PLX_CC_INIT(plx_red(PLX_RED_SCAN, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, req, fn));
 }
 
 int PMPI_Exscan_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
                      MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Exscan_init";
-    PLX_CC_INIT(plx_red(PLX_RED_EXSCAN, sbuf, rbuf, count, NULL, dtype, op, 0, comm, req, fn));
+    PLX_CC_INIT(plx_red(PLX_RED_EXSCAN, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, req, fn));
+}
+
+/* --- large-count forms (MPI 4.0 `_c`): MPI_Count counts, MPI_Aint displacements ------
+ * The same implementations as the int forms above; only the width of what the
+ * caller passes differs. */
+
+#pragma weak MPI_Allgather_c = PMPI_Allgather_c
+#pragma weak MPI_Allgather_init_c = PMPI_Allgather_init_c
+#pragma weak MPI_Allgatherv_c = PMPI_Allgatherv_c
+#pragma weak MPI_Allgatherv_init_c = PMPI_Allgatherv_init_c
+#pragma weak MPI_Allreduce_c = PMPI_Allreduce_c
+#pragma weak MPI_Allreduce_init_c = PMPI_Allreduce_init_c
+#pragma weak MPI_Alltoall_c = PMPI_Alltoall_c
+#pragma weak MPI_Alltoall_init_c = PMPI_Alltoall_init_c
+#pragma weak MPI_Alltoallv_c = PMPI_Alltoallv_c
+#pragma weak MPI_Alltoallv_init_c = PMPI_Alltoallv_init_c
+#pragma weak MPI_Alltoallw_c = PMPI_Alltoallw_c
+#pragma weak MPI_Alltoallw_init_c = PMPI_Alltoallw_init_c
+#pragma weak MPI_Bcast_c = PMPI_Bcast_c
+#pragma weak MPI_Bcast_init_c = PMPI_Bcast_init_c
+#pragma weak MPI_Exscan_c = PMPI_Exscan_c
+#pragma weak MPI_Exscan_init_c = PMPI_Exscan_init_c
+#pragma weak MPI_Gather_c = PMPI_Gather_c
+#pragma weak MPI_Gather_init_c = PMPI_Gather_init_c
+#pragma weak MPI_Gatherv_c = PMPI_Gatherv_c
+#pragma weak MPI_Gatherv_init_c = PMPI_Gatherv_init_c
+#pragma weak MPI_Iallgather_c = PMPI_Iallgather_c
+#pragma weak MPI_Iallgatherv_c = PMPI_Iallgatherv_c
+#pragma weak MPI_Iallreduce_c = PMPI_Iallreduce_c
+#pragma weak MPI_Ialltoall_c = PMPI_Ialltoall_c
+#pragma weak MPI_Ialltoallv_c = PMPI_Ialltoallv_c
+#pragma weak MPI_Ialltoallw_c = PMPI_Ialltoallw_c
+#pragma weak MPI_Ibcast_c = PMPI_Ibcast_c
+#pragma weak MPI_Iexscan_c = PMPI_Iexscan_c
+#pragma weak MPI_Igather_c = PMPI_Igather_c
+#pragma weak MPI_Igatherv_c = PMPI_Igatherv_c
+#pragma weak MPI_Ireduce_c = PMPI_Ireduce_c
+#pragma weak MPI_Ireduce_scatter_block_c = PMPI_Ireduce_scatter_block_c
+#pragma weak MPI_Ireduce_scatter_c = PMPI_Ireduce_scatter_c
+#pragma weak MPI_Iscan_c = PMPI_Iscan_c
+#pragma weak MPI_Iscatter_c = PMPI_Iscatter_c
+#pragma weak MPI_Iscatterv_c = PMPI_Iscatterv_c
+#pragma weak MPI_Reduce_c = PMPI_Reduce_c
+#pragma weak MPI_Reduce_init_c = PMPI_Reduce_init_c
+#pragma weak MPI_Reduce_scatter_block_c = PMPI_Reduce_scatter_block_c
+#pragma weak MPI_Reduce_scatter_block_init_c = PMPI_Reduce_scatter_block_init_c
+#pragma weak MPI_Reduce_scatter_c = PMPI_Reduce_scatter_c
+#pragma weak MPI_Reduce_scatter_init_c = PMPI_Reduce_scatter_init_c
+#pragma weak MPI_Scan_c = PMPI_Scan_c
+#pragma weak MPI_Scan_init_c = PMPI_Scan_init_c
+#pragma weak MPI_Scatter_c = PMPI_Scatter_c
+#pragma weak MPI_Scatter_init_c = PMPI_Scatter_init_c
+#pragma weak MPI_Scatterv_c = PMPI_Scatterv_c
+#pragma weak MPI_Scatterv_init_c = PMPI_Scatterv_init_c
+
+int PMPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                     MPI_Datatype rtype, MPI_Comm comm)
+{
+    return plx_allgather(sbuf, scount, stype, rbuf, rcount, 0, PLX_VEC_NONE, PLX_VEC_NONE, rtype, comm, NULL,
+                         "MPI_Allgather_c");
+}
+
+int PMPI_Allgather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                          MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Allgather_init_c";
+    PLX_CC_INIT(plx_allgather(sbuf, scount, stype, rbuf, rcount, 0, PLX_VEC_NONE, PLX_VEC_NONE, rtype, comm, req,
+                fn));
+}
+
+int PMPI_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                      const MPI_Aint displs[], MPI_Datatype rtype, MPI_Comm comm)
+{
+    return plx_allgather(sbuf, scount, stype, rbuf, 0, 1, plx_vec_count(rcounts), plx_vec_aint(displs), rtype, comm,
+                         NULL, "MPI_Allgatherv_c");
+}
+
+int PMPI_Allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                           const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype, MPI_Comm comm,
+                           MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Allgatherv_init_c";
+    PLX_CC_INIT(plx_allgather(sbuf, scount, stype, rbuf, 0, 1, plx_vec_count(rcounts), plx_vec_aint(displs), rtype,
+                comm, req, fn));
+}
+
+int PMPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
+{
+    return plx_red(PLX_RED_ALLREDUCE, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, NULL, "MPI_Allreduce_c");
+}
+
+int PMPI_Allreduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
+                          MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Allreduce_init_c";
+    PLX_CC_INIT(plx_red(PLX_RED_ALLREDUCE, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, req, fn));
+}
+
+int PMPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                    MPI_Datatype rtype, MPI_Comm comm)
+{
+    return plx_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, NULL, "MPI_Alltoall_c");
+}
+
+int PMPI_Alltoall_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                         MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Alltoall_init_c";
+    PLX_CC_INIT(plx_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req, fn));
+}
+
+int PMPI_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype stype,
+                     void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rtype,
+                     MPI_Comm comm)
+{
+    return plx_alltoallw(sbuf, plx_vec_count(scounts), plx_vec_aint(sdispls), NULL, stype, rbuf,
+                         plx_vec_count(rcounts),
+                         plx_vec_aint(rdispls), NULL, rtype, 0, comm, NULL,
+                         "MPI_Alltoallv_c");
+}
+
+int PMPI_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype stype,
+                          void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rtype,
+                          MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Alltoallv_init_c";
+    PLX_CC_INIT(plx_alltoallw(sbuf, plx_vec_count(scounts), plx_vec_aint(sdispls), NULL, stype, rbuf,
+                plx_vec_count(rcounts),
+                         plx_vec_aint(rdispls), NULL, rtype, 0, comm,
+                              req, fn));
+}
+
+int PMPI_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                     const MPI_Datatype rtypes[], MPI_Comm comm)
+{
+    return plx_alltoallw(sbuf, plx_vec_count(scounts), plx_vec_aint(sdispls), stypes, 0, rbuf, plx_vec_count(rcounts),
+                         plx_vec_aint(rdispls), rtypes, 0, 1, comm, NULL,
+                         "MPI_Alltoallw_c");
+}
+
+int PMPI_Alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                          const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                          const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Alltoallw_init_c";
+    PLX_CC_INIT(plx_alltoallw(sbuf, plx_vec_count(scounts), plx_vec_aint(sdispls), stypes, 0, rbuf,
+                plx_vec_count(rcounts),
+                         plx_vec_aint(rdispls), rtypes, 0, 1, comm, req,
+                              fn));
+}
+
+int PMPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm)
+{
+    return plx_bcast(buf, count, dtype, root, comm, NULL, "MPI_Bcast_c");
+}
+
+int PMPI_Bcast_init_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *req)
+{
+    static const char fn[] = "MPI_Bcast_init_c";
+    PLX_CC_INIT(plx_bcast(buf, count, dtype, root, comm, req, fn));
+}
+
+int PMPI_Exscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
+{
+    return plx_red(PLX_RED_EXSCAN, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, NULL, "MPI_Exscan_c");
+}
+
+int PMPI_Exscan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
+                       MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Exscan_init_c";
+    PLX_CC_INIT(plx_red(PLX_RED_EXSCAN, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, req, fn));
+}
+
+int PMPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                  MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    return plx_gs(0, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, rcount, PLX_VEC_NONE, PLX_VEC_NONE, rtype,
+                  root, comm, NULL,
+                  "MPI_Gather_c");
+}
+
+int PMPI_Gather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                       MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Gather_init_c";
+    PLX_CC_INIT(plx_gs(0, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, rcount, PLX_VEC_NONE, PLX_VEC_NONE,
+                rtype, root, comm, req, fn));
+}
+
+int PMPI_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                   const MPI_Aint displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    return plx_gs(1, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, 0, plx_vec_count(rcounts),
+                  plx_vec_aint(displs), rtype, root, comm, NULL,
+                  "MPI_Gatherv_c");
+}
+
+int PMPI_Gatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                        const MPI_Aint displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *req)
+{
+    static const char fn[] = "MPI_Gatherv_init_c";
+    PLX_CC_INIT(plx_gs(1, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, 0, plx_vec_count(rcounts),
+                plx_vec_aint(displs), rtype, root, comm, req, fn));
+}
+
+int PMPI_Iallgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                      MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_allgather(sbuf, scount, stype, rbuf, rcount, 0, PLX_VEC_NONE, PLX_VEC_NONE, rtype, comm,
+                         plx_cc_reqp(req),
+                         "MPI_Iallgather_c");
+}
+
+int PMPI_Iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                       const MPI_Aint displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_allgather(sbuf, scount, stype, rbuf, 0, 1, plx_vec_count(rcounts), plx_vec_aint(displs), rtype, comm,
+                         plx_cc_reqp(req),
+                         "MPI_Iallgatherv_c");
+}
+
+int PMPI_Iallreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
+                      MPI_Request *req)
+{
+    return plx_red(PLX_RED_ALLREDUCE, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, plx_cc_reqp(req),
+                   "MPI_Iallreduce_c");
+}
+
+int PMPI_Ialltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                     MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, plx_cc_reqp(req), "MPI_Ialltoall_c");
+}
+
+int PMPI_Ialltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype stype,
+                      void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rtype,
+                      MPI_Comm comm, MPI_Request *req)
+{
+    return plx_alltoallw(sbuf, plx_vec_count(scounts), plx_vec_aint(sdispls), NULL, stype, rbuf,
+                         plx_vec_count(rcounts),
+                         plx_vec_aint(rdispls), NULL, rtype, 0, comm,
+                         plx_cc_reqp(req), "MPI_Ialltoallv_c");
+}
+
+int PMPI_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                      const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *req)
+{
+    return plx_alltoallw(sbuf, plx_vec_count(scounts), plx_vec_aint(sdispls), stypes, 0, rbuf, plx_vec_count(rcounts),
+                         plx_vec_aint(rdispls), rtypes, 0, 1, comm,
+                         plx_cc_reqp(req), "MPI_Ialltoallw_c");
+}
+
+int PMPI_Ibcast_c(void *buf, MPI_Count count, MPI_Datatype dtype, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_bcast(buf, count, dtype, root, comm, plx_cc_reqp(req), "MPI_Ibcast_c");
+}
+
+int PMPI_Iexscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request *req)
+{
+    return plx_red(PLX_RED_EXSCAN, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, plx_cc_reqp(req),
+                   "MPI_Iexscan_c");
+}
+
+int PMPI_Igather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                   MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_gs(0, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, rcount, PLX_VEC_NONE, PLX_VEC_NONE, rtype,
+                  root, comm, plx_cc_reqp(req),
+                  "MPI_Igather_c");
+}
+
+int PMPI_Igatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                    const MPI_Aint displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_gs(1, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, 0, plx_vec_count(rcounts),
+                  plx_vec_aint(displs), rtype, root, comm, plx_cc_reqp(req),
+                  "MPI_Igatherv_c");
+}
+
+int PMPI_Ireduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op, int root,
+                   MPI_Comm comm, MPI_Request *req)
+{
+    return plx_red(PLX_RED_REDUCE, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, root, comm, plx_cc_reqp(req),
+                   "MPI_Ireduce_c");
+}
+
+int PMPI_Ireduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dtype, MPI_Op op,
+                                 MPI_Comm comm, MPI_Request *req)
+{
+    return plx_red(PLX_RED_SCATTER_BLOCK, sbuf, rbuf, rcount, PLX_VEC_NONE, dtype, op, 0, comm, plx_cc_reqp(req),
+                   "MPI_Ireduce_scatter_block_c");
+}
+
+int PMPI_Ireduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dtype, MPI_Op op,
+                           MPI_Comm comm, MPI_Request *req)
+{
+    return plx_red(PLX_RED_SCATTER, sbuf, rbuf, 0, plx_vec_count(rcounts), dtype, op, 0, comm, plx_cc_reqp(req),
+                   "MPI_Ireduce_scatter_c");
+}
+
+int PMPI_Iscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request *req)
+{
+    return plx_red(PLX_RED_SCAN, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, plx_cc_reqp(req),
+                   "MPI_Iscan_c");
+}
+
+int PMPI_Iscatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                    MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_gs(2, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, rcount, PLX_VEC_NONE, PLX_VEC_NONE, rtype,
+                  root, comm,
+                  plx_cc_reqp(req), "MPI_Iscatter_c");
+}
+
+int PMPI_Iscatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[], MPI_Datatype stype,
+                     void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_gs(3, sbuf, 0, plx_vec_count(scounts), plx_vec_aint(displs), stype, rbuf, rcount, PLX_VEC_NONE,
+                  PLX_VEC_NONE, rtype, root, comm,
+                  plx_cc_reqp(req), "MPI_Iscatterv_c");
+}
+
+int PMPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op, int root,
+                  MPI_Comm comm)
+{
+    return plx_red(PLX_RED_REDUCE, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, root, comm, NULL, "MPI_Reduce_c");
+}
+
+int PMPI_Reduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Reduce_init_c";
+    PLX_CC_INIT(plx_red(PLX_RED_REDUCE, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, root, comm, req, fn));
+}
+
+int PMPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dtype, MPI_Op op,
+                                MPI_Comm comm)
+{
+    return plx_red(PLX_RED_SCATTER_BLOCK, sbuf, rbuf, rcount, PLX_VEC_NONE, dtype, op, 0, comm, NULL,
+                   "MPI_Reduce_scatter_block_c");
+}
+
+int PMPI_Reduce_scatter_block_init_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dtype, MPI_Op op,
+                                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Reduce_scatter_block_init_c";
+    PLX_CC_INIT(plx_red(PLX_RED_SCATTER_BLOCK, sbuf, rbuf, rcount, PLX_VEC_NONE, dtype, op, 0, comm, req, fn));
+}
+
+int PMPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dtype, MPI_Op op,
+                          MPI_Comm comm)
+{
+    return plx_red(PLX_RED_SCATTER, sbuf, rbuf, 0, plx_vec_count(rcounts), dtype, op, 0, comm, NULL,
+                   "MPI_Reduce_scatter_c");
+}
+
+int PMPI_Reduce_scatter_init_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dtype, MPI_Op op,
+                               MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Reduce_scatter_init_c";
+    PLX_CC_INIT(plx_red(PLX_RED_SCATTER, sbuf, rbuf, 0, plx_vec_count(rcounts), dtype, op, 0, comm, req, fn));
+}
+
+int PMPI_Scan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm)
+{
+    return plx_red(PLX_RED_SCAN, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, NULL, "MPI_Scan_c");
+}
+
+int PMPI_Scan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm,
+                     MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Scan_init_c";
+    PLX_CC_INIT(plx_red(PLX_RED_SCAN, sbuf, rbuf, count, PLX_VEC_NONE, dtype, op, 0, comm, req, fn));
+}
+
+int PMPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                   MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    return plx_gs(2, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, rcount, PLX_VEC_NONE, PLX_VEC_NONE, rtype,
+                  root, comm, NULL,
+                  "MPI_Scatter_c");
+}
+
+int PMPI_Scatter_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                        MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Scatter_init_c";
+    PLX_CC_INIT(plx_gs(2, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, rbuf, rcount, PLX_VEC_NONE, PLX_VEC_NONE,
+                rtype, root, comm, req, fn));
+}
+
+int PMPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[], MPI_Datatype stype,
+                    void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    return plx_gs(3, sbuf, 0, plx_vec_count(scounts), plx_vec_aint(displs), stype, rbuf, rcount, PLX_VEC_NONE,
+                  PLX_VEC_NONE, rtype, root, comm, NULL,
+                  "MPI_Scatterv_c");
+}
+
+int PMPI_Scatterv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[], MPI_Datatype stype,
+                         void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *req)
+{
+    static const char fn[] = "MPI_Scatterv_init_c";
+    PLX_CC_INIT(plx_gs(3, sbuf, 0, plx_vec_count(scounts), plx_vec_aint(displs), stype, rbuf, rcount, PLX_VEC_NONE,
+                PLX_VEC_NONE, rtype, root, comm, req, fn));
 }

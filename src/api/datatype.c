@@ -4,11 +4,13 @@
  * The engine is src/core/datatype.c and dt_pack.c.
  */
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "api/api.h"
 #include "api/attr.h"
+#include "api/count.h"
 #include "core/datatype.h"
 
 #pragma weak MPI_Type_size = PMPI_Type_size
@@ -334,10 +336,9 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint d
                            "MPI_Type_create_hindexed_block");
 }
 
-int PMPI_Type_create_struct(int count, const int blocklens[], const MPI_Aint disps[], const MPI_Datatype types[],
-                            MPI_Datatype *newtype)
+static int plx_api_struct(int count, const int blocklens[], const MPI_Aint disps[], const MPI_Datatype types[],
+                          MPI_Datatype *newtype, const char *fn)
 {
-    static const char fn[] = "MPI_Type_create_struct";
     plx_api_check_init(fn);
     if (count < 0)
         return plx_api_err(NULL, fn, MPI_ERR_COUNT, "argument 'count' is negative (%d)", count);
@@ -365,6 +366,12 @@ int PMPI_Type_create_struct(int count, const int blocklens[], const MPI_Aint dis
     plx_api_unlock();
     free(ts);
     return rc;
+}
+
+int PMPI_Type_create_struct(int count, const int blocklens[], const MPI_Aint disps[], const MPI_Datatype types[],
+                            MPI_Datatype *newtype)
+{
+    return plx_api_struct(count, blocklens, disps, types, newtype, "MPI_Type_create_struct");
 }
 
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
@@ -409,10 +416,9 @@ static int plx_api_order(int order, const char *fn)
     return MPI_SUCCESS;
 }
 
-int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
-                              MPI_Datatype oldtype, MPI_Datatype *newtype)
+static int plx_api_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
+                            MPI_Datatype oldtype, MPI_Datatype *newtype, const char *fn)
 {
-    static const char fn[] = "MPI_Type_create_subarray";
     struct plx_datatype *old = NULL;
     int rc = plx_api_ctor_check(0, oldtype, &old, newtype, fn);
     if (rc)
@@ -440,11 +446,15 @@ int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[]
     return rc;
 }
 
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[],
-                            const int dargs[], const int psizes[], int order, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype)
+int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
+                              MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    static const char fn[] = "MPI_Type_create_darray";
+    return plx_api_subarray(ndims, sizes, subsizes, starts, order, oldtype, newtype, "MPI_Type_create_subarray");
+}
+
+static int plx_api_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[], const int dargs[],
+                          const int psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype, const char *fn)
+{
     struct plx_datatype *old = NULL;
     int rc = plx_api_ctor_check(0, oldtype, &old, newtype, fn);
     if (rc)
@@ -486,6 +496,14 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], c
     return rc;
 }
 
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[],
+                            const int dargs[], const int psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype)
+{
+    return plx_api_darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, oldtype, newtype,
+                          "MPI_Type_create_darray");
+}
+
 /* --- envelope and contents --------------------------------------------- */
 
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
@@ -506,10 +524,10 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
     return MPI_SUCCESS;
 }
 
-int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
-                           int integers[], MPI_Aint addresses[], MPI_Datatype datatypes[])
+static int plx_api_contents(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                            MPI_Count max_datatypes, int integers[], MPI_Aint addresses[], MPI_Datatype datatypes[],
+                            const char *fn)
 {
-    static const char fn[] = "MPI_Type_get_contents";
     struct plx_datatype *dt = NULL;
     int rc = plx_api_dt(datatype, &dt, fn);
     if (rc)
@@ -533,6 +551,13 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
     }
     plx_api_unlock();
     return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                           int integers[], MPI_Aint addresses[], MPI_Datatype datatypes[])
+{
+    return plx_api_contents(datatype, max_integers, max_addresses, max_datatypes, integers, addresses, datatypes,
+                            "MPI_Type_get_contents");
 }
 
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
@@ -563,11 +588,11 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 
 /* --- Pack / Unpack ------------------------------------------------------- */
 
-static int plx_api_pack_dt(int count, MPI_Datatype h, struct plx_datatype **dt_p, const char *fn)
+static int plx_api_pack_dt(MPI_Count count, MPI_Datatype h, struct plx_datatype **dt_p, const char *fn)
 {
     plx_api_check_init(fn);
     if (count < 0)
-        return plx_api_err(NULL, fn, MPI_ERR_COUNT, "argument count is negative (%d)", count);
+        return plx_api_err(NULL, fn, MPI_ERR_COUNT, "argument count is negative (%lld)", (long long)count);
     int rc = plx_api_dt_arg(h, dt_p, fn, "datatype");
     if (rc == MPI_SUCCESS && !(*dt_p)->committed)
         rc = plx_api_err(NULL, fn, MPI_ERR_TYPE, "datatype is not committed (call MPI_Type_commit)");
@@ -577,9 +602,9 @@ static int plx_api_pack_dt(int count, MPI_Datatype h, struct plx_datatype **dt_p
 /* The checks MPI_Pack and MPI_Unpack share: comm, count and type, position,
  * and that count elements fit between *position and the end of the packed
  * buffer of bufsize bytes. Sets *bytes_p. */
-static int plx_api_pack_args(MPI_Comm comm, int count, MPI_Datatype datatype, int bufsize, const int *position,
-                             const void *inbuf, const void *outbuf, const char *fn, struct plx_datatype **dt_p,
-                             size_t *bytes_p)
+static int plx_api_pack_args(MPI_Comm comm, MPI_Count count, MPI_Datatype datatype, MPI_Count bufsize,
+                             MPI_Count position, const void *inbuf, const void *outbuf, const char *fn,
+                             struct plx_datatype **dt_p, size_t *bytes_p)
 {
     struct plx_comm *c = NULL;
     int rc = plx_api_comm(comm, &c, fn);
@@ -587,47 +612,62 @@ static int plx_api_pack_args(MPI_Comm comm, int count, MPI_Datatype datatype, in
         rc = plx_api_pack_dt(count, datatype, dt_p, fn);
     if (rc)
         return rc;
-    if (!position)
-        return plx_api_null_arg(c, fn, "position");
     size_t bytes = (size_t)count * (size_t)(*dt_p)->size;
-    if (*position < 0 || (size_t)*position + bytes > (size_t)(bufsize < 0 ? 0 : bufsize))
-        return plx_api_err(c, fn, MPI_ERR_TRUNCATE, "%zu bytes at position %d do not fit the %d-byte packed buffer",
-                           bytes, *position, bufsize);
+    if (position < 0 || (size_t)position + bytes > (size_t)(bufsize < 0 ? 0 : bufsize))
+        return plx_api_err(c, fn, MPI_ERR_TRUNCATE,
+                           "%zu bytes at position %lld do not fit the %lld-byte packed buffer", bytes,
+                           (long long)position, (long long)bufsize);
     if (bytes && (!inbuf || !outbuf))
         return plx_api_null_arg(c, fn, !inbuf ? "inbuf" : "outbuf");
     *bytes_p = bytes;
     return MPI_SUCCESS;
 }
 
-int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
-              MPI_Comm comm)
+/* MPI_Pack and MPI_Unpack (unpack: 1); the int forms pass a position that
+ * fits an int and get back one that does (the buffer size is an int). */
+static int plx_api_pack(int unpack, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                        MPI_Count size, MPI_Count *position, MPI_Comm comm, const char *fn)
 {
     struct plx_datatype *dt = NULL;
     size_t bytes = 0;
-    int rc = plx_api_pack_args(comm, incount, datatype, outsize, position, inbuf, outbuf, "MPI_Pack", &dt, &bytes);
+    if (!position) {
+        plx_api_check_init(fn);
+        return plx_api_null_arg(NULL, fn, "position");
+    }
+    int rc = plx_api_pack_args(comm, incount, datatype, size, *position, inbuf, outbuf, fn, &dt, &bytes);
     if (rc)
         return rc;
-    plx_dt_pack(inbuf, incount, dt, (char *)outbuf + *position);
-    *position += (int)bytes;
+    if (unpack)
+        plx_dt_unpack_range((const char *)inbuf + *position, bytes, outbuf, incount, dt, 0);
+    else
+        plx_dt_pack(inbuf, incount, dt, (char *)outbuf + *position);
+    *position += (MPI_Count)bytes;
     return MPI_SUCCESS;
+}
+
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
+              MPI_Comm comm)
+{
+    MPI_Count pos = position ? *position : 0;
+    int rc = plx_api_pack(0, inbuf, incount, datatype, outbuf, outsize, position ? &pos : NULL, comm, "MPI_Pack");
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos;
+    return rc;
 }
 
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
                 MPI_Comm comm)
 {
-    struct plx_datatype *dt = NULL;
-    size_t bytes = 0;
-    int rc = plx_api_pack_args(comm, outcount, datatype, insize, position, inbuf, outbuf, "MPI_Unpack", &dt, &bytes);
-    if (rc)
-        return rc;
-    plx_dt_unpack_range((const char *)inbuf + *position, bytes, outbuf, outcount, dt, 0);
-    *position += (int)bytes;
-    return MPI_SUCCESS;
+    MPI_Count pos = position ? *position : 0;
+    int rc = plx_api_pack(1, inbuf, outcount, datatype, outbuf, insize, position ? &pos : NULL, comm, "MPI_Unpack");
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos;
+    return rc;
 }
 
-int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+static int plx_api_pack_size(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size_p,
+                             MPI_Count limit, const char *fn)
 {
-    static const char fn[] = "MPI_Pack_size";
     struct plx_datatype *dt = NULL;
     struct plx_comm *c = NULL;
     int rc = plx_api_comm(comm, &c, fn);
@@ -635,13 +675,23 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
         rc = plx_api_pack_dt(incount, datatype, &dt, fn);
     if (rc)
         return rc;
-    if (!size)
+    if (!size_p)
         return plx_api_null_arg(c, fn, "size");
-    MPI_Count n = (MPI_Count)incount * dt->size;
-    if (n > 0x7fffffff)
-        return plx_api_err(c, fn, MPI_ERR_ARG, "%lld bytes do not fit an int", (long long)n);
-    *size = (int)n;
+    MPI_Count n = incount * dt->size;
+    if (n > limit)
+        return plx_api_err(c, fn, MPI_ERR_COUNT, "%lld bytes do not fit an int (use MPI_Pack_size_c)",
+                           (long long)n);
+    *size_p = n;
     return MPI_SUCCESS;
+}
+
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+    MPI_Count n = 0;
+    int rc = plx_api_pack_size(incount, datatype, comm, size ? &n : NULL, INT_MAX, "MPI_Pack_size");
+    if (rc == MPI_SUCCESS)
+        *size = (int)n;
+    return rc;
 }
 
 static int plx_api_datarep(const char *datarep, const char *fn)
@@ -654,7 +704,7 @@ static int plx_api_datarep(const char *datarep, const char *fn)
     return MPI_SUCCESS;
 }
 
-static int plx_api_x32_size(struct plx_datatype *dt, int count, MPI_Aint *size_p, const char *fn)
+static int plx_api_x32_size(struct plx_datatype *dt, MPI_Count count, MPI_Aint *size_p, const char *fn)
 {
     MPI_Count n = plx_dt_external32_size(dt, count);
     if (n < 0)
@@ -663,9 +713,9 @@ static int plx_api_x32_size(struct plx_datatype *dt, int count, MPI_Aint *size_p
     return MPI_SUCCESS;
 }
 
-int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
+static int plx_api_x32_pack_size(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Aint *size,
+                                 const char *fn)
 {
-    static const char fn[] = "MPI_Pack_external_size";
     struct plx_datatype *dt = NULL;
     int rc = plx_api_pack_dt(incount, datatype, &dt, fn);
     if (rc == MPI_SUCCESS)
@@ -677,10 +727,14 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
     return rc;
 }
 
-int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
-                       MPI_Aint outsize, MPI_Aint *position)
+int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
-    static const char fn[] = "MPI_Pack_external";
+    return plx_api_x32_pack_size(datarep, incount, datatype, size, "MPI_Pack_external_size");
+}
+
+static int plx_api_x32_pack(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
+                            void *outbuf, MPI_Aint outsize, MPI_Aint *position, const char *fn)
+{
     struct plx_datatype *dt = NULL;
     MPI_Aint bytes = 0;
     int rc = plx_api_pack_dt(incount, datatype, &dt, fn);
@@ -704,10 +758,15 @@ int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI
     return MPI_SUCCESS;
 }
 
-int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
-                         void *outbuf, int outcount, MPI_Datatype datatype)
+int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
+                       MPI_Aint outsize, MPI_Aint *position)
 {
-    static const char fn[] = "MPI_Unpack_external";
+    return plx_api_x32_pack(datarep, inbuf, incount, datatype, outbuf, outsize, position, "MPI_Pack_external");
+}
+
+static int plx_api_x32_unpack(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+                              void *outbuf, MPI_Count outcount, MPI_Datatype datatype, const char *fn)
+{
     struct plx_datatype *dt = NULL;
     MPI_Aint bytes = 0;
     int rc = plx_api_pack_dt(outcount, datatype, &dt, fn);
@@ -728,4 +787,469 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
         return plx_api_err(NULL, fn, MPI_ERR_TYPE, "the datatype has no external32 representation");
     *position += bytes;
     return MPI_SUCCESS;
+}
+
+int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+                         void *outbuf, int outcount, MPI_Datatype datatype)
+{
+    return plx_api_x32_unpack(datarep, inbuf, insize, position, outbuf, outcount, datatype, "MPI_Unpack_external");
+}
+
+/* --- large-count forms (MPI 4.0 `_c`) -------------------------------------
+ * The engine keeps a derived type's constructor arguments as the int and
+ * MPI_Aint arrays MPI_Type_get_contents returns, so a `_c` constructor's
+ * counts, block lengths and element displacements must fit an int
+ * (MPI_ERR_COUNT otherwise); byte displacements and extents are MPI_Aint
+ * anyway. Counts of data (send, pack, reduce) have no such limit. */
+
+#pragma weak MPI_Type_size_c = PMPI_Type_size_c
+#pragma weak MPI_Type_get_extent_c = PMPI_Type_get_extent_c
+#pragma weak MPI_Type_get_true_extent_c = PMPI_Type_get_true_extent_c
+#pragma weak MPI_Type_contiguous_c = PMPI_Type_contiguous_c
+#pragma weak MPI_Type_vector_c = PMPI_Type_vector_c
+#pragma weak MPI_Type_create_hvector_c = PMPI_Type_create_hvector_c
+#pragma weak MPI_Type_indexed_c = PMPI_Type_indexed_c
+#pragma weak MPI_Type_create_hindexed_c = PMPI_Type_create_hindexed_c
+#pragma weak MPI_Type_create_indexed_block_c = PMPI_Type_create_indexed_block_c
+#pragma weak MPI_Type_create_hindexed_block_c = PMPI_Type_create_hindexed_block_c
+#pragma weak MPI_Type_create_struct_c = PMPI_Type_create_struct_c
+#pragma weak MPI_Type_create_subarray_c = PMPI_Type_create_subarray_c
+#pragma weak MPI_Type_create_darray_c = PMPI_Type_create_darray_c
+#pragma weak MPI_Type_create_resized_c = PMPI_Type_create_resized_c
+#pragma weak MPI_Type_get_envelope_c = PMPI_Type_get_envelope_c
+#pragma weak MPI_Type_get_contents_c = PMPI_Type_get_contents_c
+#pragma weak MPI_Pack_c = PMPI_Pack_c
+#pragma weak MPI_Unpack_c = PMPI_Unpack_c
+#pragma weak MPI_Pack_size_c = PMPI_Pack_size_c
+#pragma weak MPI_Pack_external_c = PMPI_Pack_external_c
+#pragma weak MPI_Unpack_external_c = PMPI_Unpack_external_c
+#pragma weak MPI_Pack_external_size_c = PMPI_Pack_external_size_c
+
+/* A constructor's scalar argument that must fit an int. */
+static int plx_api_int_arg(MPI_Count v, const char *fn, const char *arg)
+{
+    plx_api_check_init(fn);
+    if (!plx_count_fits_int(v))
+        return plx_api_err(NULL, fn, MPI_ERR_COUNT, "argument '%s' is %lld, which does not fit an int (the "
+                           "datatype constructors keep int arguments)", arg, (long long)v);
+    return MPI_SUCCESS;
+}
+
+/* n entries of a constructor's MPI_Count array as ints (*out_p: free it),
+ * MPI_ERR_COUNT naming the entry that does not fit. NULL stays NULL. */
+static int plx_api_int_array(const MPI_Count *a, MPI_Count n, int **out_p, const char *fn, const char *arg)
+{
+    *out_p = NULL;
+    if (!a || n <= 0)
+        return MPI_SUCCESS;
+    int *o = plx_malloc((size_t)n * sizeof *o);
+    for (MPI_Count i = 0; i < n; i++) {
+        if (!plx_count_fits_int(a[i])) {
+            free(o);
+            plx_api_check_init(fn);
+            return plx_api_err(NULL, fn, MPI_ERR_COUNT, "%s[%lld] is %lld, which does not fit an int", arg,
+                               (long long)i, (long long)a[i]);
+        }
+        o[i] = (int)a[i];
+    }
+    *out_p = o;
+    return MPI_SUCCESS;
+}
+
+static MPI_Aint *plx_api_aint_array(const MPI_Count *a, MPI_Count n)
+{
+    if (!a || n <= 0)
+        return NULL;
+    MPI_Aint *o = plx_malloc((size_t)n * sizeof *o);
+    for (MPI_Count i = 0; i < n; i++)
+        o[i] = (MPI_Aint)a[i];
+    return o;
+}
+
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+{
+    struct plx_datatype *dt = NULL;
+    int rc = plx_api_dt(datatype, &dt, "MPI_Type_size_c");
+    if (rc)
+        return rc;
+    if (!size)
+        return plx_api_null_arg(NULL, "MPI_Type_size_c", "size");
+    *size = dt->size;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    MPI_Aint v[2] = { 0, 0 };
+    int rc = plx_api_extent(datatype, 0, lb, extent, v, "MPI_Type_get_extent_c");
+    if (rc == MPI_SUCCESS)
+        *lb = v[0], *extent = v[1];
+    return rc;
+}
+
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    MPI_Aint v[2] = { 0, 0 };
+    int rc = plx_api_extent(datatype, 1, lb, extent, v, "MPI_Type_get_true_extent_c");
+    if (rc == MPI_SUCCESS)
+        *lb = v[0], *extent = v[1];
+    return rc;
+}
+
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_contiguous_c";
+    struct plx_datatype *old = NULL;
+    int rc = plx_api_int_arg(count, fn, "count");
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_ctor_check((int)count, oldtype, &old, newtype, fn);
+    if (rc)
+        return rc;
+    plx_api_lock();
+    rc = plx_api_new_type(plx_dt_contiguous(count, old), newtype, fn);
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                       MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_vector_c";
+    int rc = plx_api_int_arg(count, fn, "count");
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_int_arg(blocklength, fn, "blocklength");
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_int_arg(stride, fn, "stride");
+    if (rc)
+        return rc;
+    return plx_api_vector((int)count, (int)blocklength, (MPI_Aint)stride, 0, oldtype, newtype, fn);
+}
+
+int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                               MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_hvector_c";
+    int rc = plx_api_int_arg(count, fn, "count");
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_int_arg(blocklength, fn, "blocklength");
+    if (rc)
+        return rc;
+    return plx_api_vector((int)count, (int)blocklength, (MPI_Aint)stride, 1, oldtype, newtype, fn);
+}
+
+/* The four indexed forms: per-block lengths bls (NULL: every block is bl
+ * long) and displacements in elements (bytes: 0) or bytes (1). */
+static int plx_api_indexed_c(MPI_Count count, const MPI_Count *bls, MPI_Count bl, const MPI_Count *disps, int bytes,
+                             MPI_Datatype oldtype, MPI_Datatype *newtype, const char *fn)
+{
+    static const int none = 0;
+    static const MPI_Aint anone = 0;
+    int *ibls = NULL, *idisps = NULL;
+    int rc = plx_api_int_arg(count, fn, "count");
+    if (rc == MPI_SUCCESS && !bls)
+        rc = plx_api_int_arg(bl, fn, "blocklength");
+    if (rc == MPI_SUCCESS && bls)
+        rc = plx_api_int_array(bls, count, &ibls, fn, "array_of_blocklengths");
+    if (rc == MPI_SUCCESS && !bytes)
+        rc = plx_api_int_array(disps, count, &idisps, fn, "array_of_displacements");
+    if (rc) {
+        free(ibls);
+        return rc;
+    }
+    MPI_Aint *adisps = bytes ? plx_api_aint_array(disps, count) : NULL;
+    const int *bl_arg = bls ? (ibls ? ibls : &none) : NULL;
+    const int *id_arg = NULL;
+    const MPI_Aint *ad_arg = NULL;
+    if (disps || count <= 0) {  /* both NULL: plx_api_indexed names the missing array */
+        id_arg = bytes ? NULL : idisps ? idisps : &none;
+        ad_arg = bytes ? (adisps ? adisps : &anone) : NULL;
+    }
+    rc = plx_api_indexed((int)count, bl_arg, (int)bl, id_arg, ad_arg, oldtype, newtype, fn);
+    free(ibls), free(idisps), free(adisps);
+    return rc;
+}
+
+int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count blocklens[], const MPI_Count disps[], MPI_Datatype oldtype,
+                        MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_indexed_c";
+    static const MPI_Count none = 0;
+    if (count > 0 && !blocklens) {
+        plx_api_check_init(fn);
+        return plx_api_null_arg(NULL, fn, "array_of_blocklengths");
+    }
+    return plx_api_indexed_c(count, blocklens ? blocklens : &none, 0, disps, 0, oldtype, newtype, fn);
+}
+
+int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count blocklens[], const MPI_Count disps[],
+                                MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_hindexed_c";
+    static const MPI_Count none = 0;
+    if (count > 0 && !blocklens) {
+        plx_api_check_init(fn);
+        return plx_api_null_arg(NULL, fn, "array_of_blocklengths");
+    }
+    return plx_api_indexed_c(count, blocklens ? blocklens : &none, 0, disps, 1, oldtype, newtype, fn);
+}
+
+int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count disps[],
+                                     MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return plx_api_indexed_c(count, NULL, blocklength, disps, 0, oldtype, newtype,
+                             "MPI_Type_create_indexed_block_c");
+}
+
+int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count disps[],
+                                      MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return plx_api_indexed_c(count, NULL, blocklength, disps, 1, oldtype, newtype,
+                             "MPI_Type_create_hindexed_block_c");
+}
+
+int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count blocklens[], const MPI_Count disps[],
+                              const MPI_Datatype types[], MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_struct_c";
+    int *ibls = NULL;
+    int rc = plx_api_int_arg(count, fn, "count");
+    if (rc == MPI_SUCCESS && count > 0 && (!blocklens || !disps))
+        return plx_api_null_arg(NULL, fn, !blocklens ? "array_of_blocklengths" : "array_of_displacements");
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_int_array(blocklens, count, &ibls, fn, "array_of_blocklengths");
+    if (rc)
+        return rc;
+    MPI_Aint *adisps = plx_api_aint_array(disps, count);
+    rc = plx_api_struct((int)count, ibls, adisps, types, newtype, fn);
+    free(ibls), free(adisps);
+    return rc;
+}
+
+int PMPI_Type_create_subarray_c(int ndims, const MPI_Count sizes[], const MPI_Count subsizes[],
+                                const MPI_Count starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_subarray_c";
+    int *is = NULL, *iss = NULL, *ist = NULL;
+    int rc = plx_api_int_array(sizes, ndims, &is, fn, "array_of_sizes");
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_int_array(subsizes, ndims, &iss, fn, "array_of_subsizes");
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_int_array(starts, ndims, &ist, fn, "array_of_starts");
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_subarray(ndims, is, iss, ist, order, oldtype, newtype, fn);
+    free(is), free(iss), free(ist);
+    return rc;
+}
+
+int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count gsizes[], const int distribs[],
+                              const int dargs[], const int psizes[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_darray_c";
+    int *ig = NULL;
+    int rc = plx_api_int_array(gsizes, ndims, &ig, fn, "array_of_gsizes");
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_darray(size, rank, ndims, ig, distribs, dargs, psizes, order, oldtype, newtype, fn);
+    free(ig);
+    return rc;
+}
+
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_resized_c";
+    struct plx_datatype *old = NULL;
+    int rc = plx_api_ctor_check(0, oldtype, &old, newtype, fn);
+    if (rc)
+        return rc;
+    plx_api_lock();
+    rc = plx_api_new_type(plx_dt_resized(old, (MPI_Aint)lb, (MPI_Aint)extent), newtype, fn);
+    plx_api_unlock();
+    return rc;
+}
+
+/* Plexus records no large counts (see above): num_large_counts is 0. */
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
+                             MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner)
+{
+    static const char fn[] = "MPI_Type_get_envelope_c";
+    struct plx_datatype *dt = NULL;
+    int rc = plx_api_dt(datatype, &dt, fn);
+    if (rc)
+        return rc;
+    if (!num_integers || !num_addresses || !num_large_counts || !num_datatypes || !combiner)
+        return plx_api_null_arg(NULL, fn, !num_integers ? "num_integers" : !num_addresses ? "num_addresses"
+                                          : !num_large_counts ? "num_large_counts"
+                                          : !num_datatypes ? "num_datatypes" : "combiner");
+    *num_integers = dt->ni;
+    *num_addresses = dt->na;
+    *num_large_counts = 0;
+    *num_datatypes = dt->nt;
+    *combiner = dt->combiner;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                             MPI_Count max_large_counts, MPI_Count max_datatypes, int integers[],
+                             MPI_Aint addresses[], MPI_Count large_counts[], MPI_Datatype datatypes[])
+{
+    (void)large_counts;
+    if (max_large_counts < 0) {
+        plx_api_check_init("MPI_Type_get_contents_c");
+        return plx_api_err(NULL, "MPI_Type_get_contents_c", MPI_ERR_ARG, "argument 'max_large_counts' is "
+                           "negative (%lld)", (long long)max_large_counts);
+    }
+    return plx_api_contents(datatype, max_integers, max_addresses, max_datatypes, integers, addresses, datatypes,
+                            "MPI_Type_get_contents_c");
+}
+
+int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                MPI_Count *position, MPI_Comm comm)
+{
+    return plx_api_pack(0, inbuf, incount, datatype, outbuf, outsize, position, comm, "MPI_Pack_c");
+}
+
+int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount,
+                  MPI_Datatype datatype, MPI_Comm comm)
+{
+    return plx_api_pack(1, inbuf, outcount, datatype, outbuf, insize, position, comm, "MPI_Unpack_c");
+}
+
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
+{
+    return plx_api_pack_size(incount, datatype, comm, size, INT64_MAX, "MPI_Pack_size_c");
+}
+
+int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
+{
+    MPI_Aint n = 0;
+    int rc = plx_api_x32_pack_size(datarep, incount, datatype, size ? &n : NULL, "MPI_Pack_external_size_c");
+    if (rc == MPI_SUCCESS)
+        *size = n;
+    return rc;
+}
+
+int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
+                         void *outbuf, MPI_Count outsize, MPI_Count *position)
+{
+    MPI_Aint pos = position ? (MPI_Aint)*position : 0;
+    int rc = plx_api_x32_pack(datarep, inbuf, incount, datatype, outbuf, (MPI_Aint)outsize, position ? &pos : NULL,
+                              "MPI_Pack_external_c");
+    if (rc == MPI_SUCCESS)
+        *position = pos;
+    return rc;
+}
+
+int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position,
+                           void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
+{
+    MPI_Aint pos = position ? (MPI_Aint)*position : 0;
+    int rc = plx_api_x32_unpack(datarep, inbuf, (MPI_Aint)insize, position ? &pos : NULL, outbuf, outcount,
+                                datatype, "MPI_Unpack_external_c");
+    if (rc == MPI_SUCCESS)
+        *position = pos;
+    return rc;
+}
+
+/* --- MPI_Type_create_f90_integer / _real / _complex ---------------------------
+ * The Fortran 90 parameterized types: the predefined type of the smallest
+ * kind with at least the asked decimal precision p and exponent range r (as
+ * gfortran's SELECTED_INT_KIND / SELECTED_REAL_KIND choose it: 1, 2, 4, 8
+ * byte integers; 4, 8, 16 byte reals). Each (combiner, p, r) gets one type,
+ * made at the first call and returned again after (MPI 4.1 section 19.1.9:
+ * the same handle every time); they live until the end. */
+
+#pragma weak MPI_Type_create_f90_integer = PMPI_Type_create_f90_integer
+#pragma weak MPI_Type_create_f90_real = PMPI_Type_create_f90_real
+#pragma weak MPI_Type_create_f90_complex = PMPI_Type_create_f90_complex
+
+struct plx_f90_type {
+    struct plx_f90_type *next;
+    int combiner, p, r;
+    MPI_Datatype handle;
+};
+static struct plx_f90_type *plx_f90_types;     /* under the API lock */
+
+static int plx_api_f90(int combiner, int p, int r, MPI_Datatype base, MPI_Datatype *newtype, const char *fn)
+{
+    plx_api_lock();
+    struct plx_f90_type *t;
+    for (t = plx_f90_types; t; t = t->next)
+        if (t->combiner == combiner && t->p == p && t->r == r)
+            break;
+    if (!t) {
+        int ints[2] = { p, r };
+        int ni = combiner == MPI_COMBINER_F90_INTEGER ? 1 : 2;
+        if (ni == 1)
+            ints[0] = r;
+        struct plx_datatype *d = plx_dt_f90(combiner, ni, ints, plx_dt_lookup(base));
+        if (!d) {
+            plx_api_unlock();
+            return plx_api_err(NULL, fn, MPI_ERR_INTERN, "out of datatype handles");
+        }
+        t = plx_malloc(sizeof *t);
+        *t = (struct plx_f90_type){ plx_f90_types, combiner, p, r, d->obj.handle };
+        plx_f90_types = t;
+    }
+    *newtype = t->handle;
+    plx_api_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_f90_integer";
+    plx_api_check_init(fn);
+    if (!newtype)
+        return plx_api_null_arg(NULL, fn, "newtype");
+    MPI_Datatype base = r < 0 ? MPI_DATATYPE_NULL : r <= 2 ? MPI_INTEGER1 : r <= 4 ? MPI_INTEGER2
+                      : r <= 9 ? MPI_INTEGER4 : r <= 18 ? MPI_INTEGER8 : MPI_DATATYPE_NULL;
+    if (base == MPI_DATATYPE_NULL)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "argument 'r' is %d: no integer kind has a decimal range "
+                           "of %d digits (0..18 are available)", r, r);
+    return plx_api_f90(MPI_COMBINER_F90_INTEGER, 0, r, base, newtype, fn);
+}
+
+/* The real kind for precision p and range r (MPI_UNDEFINED: no demand):
+ * 0 single, 1 double, 2 quadruple, -1 none. */
+static int plx_f90_real_kind(int p, int r)
+{
+    int pp = p == MPI_UNDEFINED ? 0 : p, rr = r == MPI_UNDEFINED ? 0 : r;
+    if (pp <= 6 && rr <= 37)
+        return 0;
+    if (pp <= 15 && rr <= 307)
+        return 1;
+    if (pp <= 33 && rr <= 4931)
+        return 2;
+    return -1;
+}
+
+static int plx_api_f90_real(int p, int r, int complex, MPI_Datatype *newtype, const char *fn)
+{
+    static const MPI_Datatype reals[3] = { MPI_REAL4, MPI_REAL8, MPI_REAL16 };
+    static const MPI_Datatype complexes[3] = { MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32 };
+    plx_api_check_init(fn);
+    if (!newtype)
+        return plx_api_null_arg(NULL, fn, "newtype");
+    if (p == MPI_UNDEFINED && r == MPI_UNDEFINED)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "arguments 'p' and 'r' are both MPI_UNDEFINED (one must be "
+                           "given)");
+    if ((p < 0 && p != MPI_UNDEFINED) || (r < 0 && r != MPI_UNDEFINED))
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "argument '%s' is negative (%d)", p < 0 && p != MPI_UNDEFINED
+                           ? "p" : "r", p < 0 && p != MPI_UNDEFINED ? p : r);
+    int k = plx_f90_real_kind(p, r);
+    if (k < 0)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "no %s kind has precision %d and exponent range %d (at most 33 "
+                           "digits and range 4931)", complex ? "complex" : "real", p, r);
+    return plx_api_f90(complex ? MPI_COMBINER_F90_COMPLEX : MPI_COMBINER_F90_REAL, p, r,
+                       complex ? complexes[k] : reals[k], newtype, fn);
+}
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+    return plx_api_f90_real(p, r, 0, newtype, "MPI_Type_create_f90_real");
+}
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+    return plx_api_f90_real(p, r, 1, newtype, "MPI_Type_create_f90_complex");
 }

@@ -645,10 +645,8 @@ out:
     return rc;
 }
 
-#pragma weak MPI_File_get_type_extent = PMPI_File_get_type_extent
-int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+static int plx_file_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent, const char *fn)
 {
-    static const char fn[] = "MPI_File_get_type_extent";
     struct plx_file *f;
     struct plx_datatype *dt;
     int rc;
@@ -676,6 +674,12 @@ out:
     return rc;
 }
 
+#pragma weak MPI_File_get_type_extent = PMPI_File_get_type_extent
+int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+{
+    return plx_file_type_extent(fh, datatype, extent, "MPI_File_get_type_extent");
+}
+
 /* ---- data access ------------------------------------------------------------------------ */
 
 enum plx_file_pos { PLX_POS_AT, PLX_POS_INDIV, PLX_POS_SHARED, PLX_POS_ORDERED };
@@ -689,7 +693,7 @@ struct plx_file_acc {
     int call;                   /* enum plx_file_call */
 };
 
-static int plx_file_access(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+static int plx_file_access(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype,
                            MPI_Status *status, MPI_Request *request, const struct plx_file_acc *a)
 {
     const char *fn = a->fn;
@@ -704,13 +708,13 @@ static int plx_file_access(MPI_File fh, MPI_Offset offset, void *buf, int count,
         goto out;
     }
     if (count < 0) {
-        rc = plx_file_err(f, NULL, fn, MPI_ERR_COUNT, "argument 'count' is negative (%d)", count);
+        rc = plx_file_err(f, NULL, fn, MPI_ERR_COUNT, "argument 'count' is negative (%lld)", (long long)count);
         goto out;
     }
     if ((rc = plx_file_dt(f, datatype, &dt, fn, "datatype")))
         goto out;
     if (!buf && count > 0 && dt->size > 0) {
-        rc = plx_file_err(f, NULL, fn, MPI_ERR_BUFFER, "argument 'buf' is NULL with count %d", count);
+        rc = plx_file_err(f, NULL, fn, MPI_ERR_BUFFER, "argument 'buf' is NULL with count %lld", (long long)count);
         goto out;
     }
     if (dt->size % f->etype->size) {
@@ -1347,12 +1351,13 @@ out:
 
 /* ---- data representations ---------------------------------------------------------------- */
 
-#pragma weak MPI_Register_datarep = PMPI_Register_datarep
-int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
-                          MPI_Datarep_conversion_function *write_conversion_fn,
-                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+/* The int (read_c, write_c NULL) and large-count forms in one. */
+static int plx_register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                                MPI_Datarep_conversion_function *write_conversion_fn,
+                                MPI_Datarep_conversion_function_c *read_c, MPI_Datarep_conversion_function_c *write_c,
+                                MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state, int wide,
+                                const char *fn)
 {
-    static const char fn[] = "MPI_Register_datarep";
     int rc = MPI_SUCCESS;
     plx_api_lock();
     plx_api_check_init(fn);
@@ -1366,13 +1371,32 @@ int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *
                           MPI_MAX_DATAREP_STRING - 1);
         goto out;
     }
-    if (plx_io_datarep_register(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn,
-                                extra_state))
+    if (wide ? plx_io_datarep_register_c(datarep, read_c, write_c, dtype_file_extent_fn, extra_state)
+             : plx_io_datarep_register(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn,
+                                       extra_state))
         rc = plx_file_err(NULL, NULL, fn, MPI_ERR_DUP_DATAREP, "data representation '%s' is already defined",
                           datarep);
 out:
     plx_api_unlock();
     return rc;
+}
+
+#pragma weak MPI_Register_datarep = PMPI_Register_datarep
+int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                          MPI_Datarep_conversion_function *write_conversion_fn,
+                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    return plx_register_datarep(datarep, read_conversion_fn, write_conversion_fn, NULL, NULL, dtype_file_extent_fn,
+                                extra_state, 0, "MPI_Register_datarep");
+}
+
+#pragma weak MPI_Register_datarep_c = PMPI_Register_datarep_c
+int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn,
+                            MPI_Datarep_conversion_function_c *write_conversion_fn,
+                            MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    return plx_register_datarep(datarep, NULL, NULL, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn,
+                                extra_state, 1, "MPI_Register_datarep_c");
 }
 
 /* ---- handle conversion ----------------------------------------------------------------------- */
@@ -1387,4 +1411,226 @@ MPI_Fint PMPI_File_c2f(MPI_File file)
 MPI_File PMPI_File_f2c(MPI_Fint file)
 {
     return (MPI_File)(uintptr_t)(uint32_t)file;
+}
+
+/* ---- large-count forms (MPI 4.0 `_c`) ------------------------------------------------------ */
+
+#pragma weak MPI_File_iread_all_c = PMPI_File_iread_all_c
+#pragma weak MPI_File_iread_at_all_c = PMPI_File_iread_at_all_c
+#pragma weak MPI_File_iread_at_c = PMPI_File_iread_at_c
+#pragma weak MPI_File_iread_c = PMPI_File_iread_c
+#pragma weak MPI_File_iread_shared_c = PMPI_File_iread_shared_c
+#pragma weak MPI_File_iwrite_all_c = PMPI_File_iwrite_all_c
+#pragma weak MPI_File_iwrite_at_all_c = PMPI_File_iwrite_at_all_c
+#pragma weak MPI_File_iwrite_at_c = PMPI_File_iwrite_at_c
+#pragma weak MPI_File_iwrite_c = PMPI_File_iwrite_c
+#pragma weak MPI_File_iwrite_shared_c = PMPI_File_iwrite_shared_c
+#pragma weak MPI_File_read_all_begin_c = PMPI_File_read_all_begin_c
+#pragma weak MPI_File_read_all_c = PMPI_File_read_all_c
+#pragma weak MPI_File_read_at_all_begin_c = PMPI_File_read_at_all_begin_c
+#pragma weak MPI_File_read_at_all_c = PMPI_File_read_at_all_c
+#pragma weak MPI_File_read_at_c = PMPI_File_read_at_c
+#pragma weak MPI_File_read_c = PMPI_File_read_c
+#pragma weak MPI_File_read_ordered_begin_c = PMPI_File_read_ordered_begin_c
+#pragma weak MPI_File_read_ordered_c = PMPI_File_read_ordered_c
+#pragma weak MPI_File_read_shared_c = PMPI_File_read_shared_c
+#pragma weak MPI_File_write_all_begin_c = PMPI_File_write_all_begin_c
+#pragma weak MPI_File_write_all_c = PMPI_File_write_all_c
+#pragma weak MPI_File_write_at_all_begin_c = PMPI_File_write_at_all_begin_c
+#pragma weak MPI_File_write_at_all_c = PMPI_File_write_at_all_c
+#pragma weak MPI_File_write_at_c = PMPI_File_write_at_c
+#pragma weak MPI_File_write_c = PMPI_File_write_c
+#pragma weak MPI_File_write_ordered_begin_c = PMPI_File_write_ordered_begin_c
+#pragma weak MPI_File_write_ordered_c = PMPI_File_write_ordered_c
+#pragma weak MPI_File_write_shared_c = PMPI_File_write_shared_c
+
+int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    PLX_FILE_ACC("MPI_File_iread_all_c", PLX_POS_INDIV, 0, 1, PLX_CALL_NONBLOCKING);
+    return plx_file_access(fh, 0, buf, count, datatype, NULL, request, &a);
+}
+
+int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Request *request)
+{
+    PLX_FILE_ACC("MPI_File_iread_at_all_c", PLX_POS_AT, 0, 1, PLX_CALL_NONBLOCKING);
+    return plx_file_access(fh, offset, buf, count, datatype, NULL, request, &a);
+}
+
+int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Request *request)
+{
+    PLX_FILE_ACC("MPI_File_iread_at_c", PLX_POS_AT, 0, 0, PLX_CALL_NONBLOCKING);
+    return plx_file_access(fh, offset, buf, count, datatype, NULL, request, &a);
+}
+
+int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    PLX_FILE_ACC("MPI_File_iread_c", PLX_POS_INDIV, 0, 0, PLX_CALL_NONBLOCKING);
+    return plx_file_access(fh, 0, buf, count, datatype, NULL, request, &a);
+}
+
+int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    PLX_FILE_ACC("MPI_File_iread_shared_c", PLX_POS_SHARED, 0, 0, PLX_CALL_NONBLOCKING);
+    return plx_file_access(fh, 0, buf, count, datatype, NULL, request, &a);
+}
+
+int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    PLX_FILE_ACC("MPI_File_iwrite_all_c", PLX_POS_INDIV, 1, 1, PLX_CALL_NONBLOCKING);
+    return plx_file_access(fh, 0, (void *)buf, count, datatype, NULL, request, &a);
+}
+
+int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Request *request)
+{
+    PLX_FILE_ACC("MPI_File_iwrite_at_all_c", PLX_POS_AT, 1, 1, PLX_CALL_NONBLOCKING);
+    return plx_file_access(fh, offset, (void *)buf, count, datatype, NULL, request, &a);
+}
+
+int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Request *request)
+{
+    PLX_FILE_ACC("MPI_File_iwrite_at_c", PLX_POS_AT, 1, 0, PLX_CALL_NONBLOCKING);
+    return plx_file_access(fh, offset, (void *)buf, count, datatype, NULL, request, &a);
+}
+
+int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    PLX_FILE_ACC("MPI_File_iwrite_c", PLX_POS_INDIV, 1, 0, PLX_CALL_NONBLOCKING);
+    return plx_file_access(fh, 0, (void *)buf, count, datatype, NULL, request, &a);
+}
+
+int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Request *request)
+{
+    PLX_FILE_ACC("MPI_File_iwrite_shared_c", PLX_POS_SHARED, 1, 0, PLX_CALL_NONBLOCKING);
+    return plx_file_access(fh, 0, (void *)buf, count, datatype, NULL, request, &a);
+}
+
+int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    PLX_FILE_ACC("MPI_File_read_all_begin_c", PLX_POS_INDIV, 0, 1, PLX_CALL_BEGIN);
+    return plx_file_access(fh, 0, buf, count, datatype, NULL, NULL, &a);
+}
+
+int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    PLX_FILE_ACC("MPI_File_read_all_c", PLX_POS_INDIV, 0, 1, PLX_CALL_BLOCKING);
+    return plx_file_access(fh, 0, buf, count, datatype, status, NULL, &a);
+}
+
+int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    PLX_FILE_ACC("MPI_File_read_at_all_begin_c", PLX_POS_AT, 0, 1, PLX_CALL_BEGIN);
+    return plx_file_access(fh, offset, buf, count, datatype, NULL, NULL, &a);
+}
+
+int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status)
+{
+    PLX_FILE_ACC("MPI_File_read_at_all_c", PLX_POS_AT, 0, 1, PLX_CALL_BLOCKING);
+    return plx_file_access(fh, offset, buf, count, datatype, status, NULL, &a);
+}
+
+int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Status *status)
+{
+    PLX_FILE_ACC("MPI_File_read_at_c", PLX_POS_AT, 0, 0, PLX_CALL_BLOCKING);
+    return plx_file_access(fh, offset, buf, count, datatype, status, NULL, &a);
+}
+
+int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    PLX_FILE_ACC("MPI_File_read_c", PLX_POS_INDIV, 0, 0, PLX_CALL_BLOCKING);
+    return plx_file_access(fh, 0, buf, count, datatype, status, NULL, &a);
+}
+
+int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    PLX_FILE_ACC("MPI_File_read_ordered_begin_c", PLX_POS_ORDERED, 0, 1, PLX_CALL_BEGIN);
+    return plx_file_access(fh, 0, buf, count, datatype, NULL, NULL, &a);
+}
+
+int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    PLX_FILE_ACC("MPI_File_read_ordered_c", PLX_POS_ORDERED, 0, 1, PLX_CALL_BLOCKING);
+    return plx_file_access(fh, 0, buf, count, datatype, status, NULL, &a);
+}
+
+int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    PLX_FILE_ACC("MPI_File_read_shared_c", PLX_POS_SHARED, 0, 0, PLX_CALL_BLOCKING);
+    return plx_file_access(fh, 0, buf, count, datatype, status, NULL, &a);
+}
+
+int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    PLX_FILE_ACC("MPI_File_write_all_begin_c", PLX_POS_INDIV, 1, 1, PLX_CALL_BEGIN);
+    return plx_file_access(fh, 0, (void *)buf, count, datatype, NULL, NULL, &a);
+}
+
+int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    PLX_FILE_ACC("MPI_File_write_all_c", PLX_POS_INDIV, 1, 1, PLX_CALL_BLOCKING);
+    return plx_file_access(fh, 0, (void *)buf, count, datatype, status, NULL, &a);
+}
+
+int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                                   MPI_Datatype datatype)
+{
+    PLX_FILE_ACC("MPI_File_write_at_all_begin_c", PLX_POS_AT, 1, 1, PLX_CALL_BEGIN);
+    return plx_file_access(fh, offset, (void *)buf, count, datatype, NULL, NULL, &a);
+}
+
+int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status)
+{
+    PLX_FILE_ACC("MPI_File_write_at_all_c", PLX_POS_AT, 1, 1, PLX_CALL_BLOCKING);
+    return plx_file_access(fh, offset, (void *)buf, count, datatype, status, NULL, &a);
+}
+
+int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Status *status)
+{
+    PLX_FILE_ACC("MPI_File_write_at_c", PLX_POS_AT, 1, 0, PLX_CALL_BLOCKING);
+    return plx_file_access(fh, offset, (void *)buf, count, datatype, status, NULL, &a);
+}
+
+int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    PLX_FILE_ACC("MPI_File_write_c", PLX_POS_INDIV, 1, 0, PLX_CALL_BLOCKING);
+    return plx_file_access(fh, 0, (void *)buf, count, datatype, status, NULL, &a);
+}
+
+int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    PLX_FILE_ACC("MPI_File_write_ordered_begin_c", PLX_POS_ORDERED, 1, 1, PLX_CALL_BEGIN);
+    return plx_file_access(fh, 0, (void *)buf, count, datatype, NULL, NULL, &a);
+}
+
+int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Status *status)
+{
+    PLX_FILE_ACC("MPI_File_write_ordered_c", PLX_POS_ORDERED, 1, 1, PLX_CALL_BLOCKING);
+    return plx_file_access(fh, 0, (void *)buf, count, datatype, status, NULL, &a);
+}
+
+int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    PLX_FILE_ACC("MPI_File_write_shared_c", PLX_POS_SHARED, 1, 0, PLX_CALL_BLOCKING);
+    return plx_file_access(fh, 0, (void *)buf, count, datatype, status, NULL, &a);
+}
+
+
+
+#pragma weak MPI_File_get_type_extent_c = PMPI_File_get_type_extent_c
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
+{
+    MPI_Aint x = 0;
+    int rc = plx_file_type_extent(fh, datatype, extent ? &x : NULL, "MPI_File_get_type_extent_c");
+    if (rc == MPI_SUCCESS)
+        *extent = x;
+    return rc;
 }

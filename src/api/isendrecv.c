@@ -29,11 +29,10 @@ static void plx_isr_start(struct plx_sched *s, int source, MPI_Request *request,
     *request = r->obj.handle;
 }
 
-int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                   MPI_Request *request)
+static int plx_isendrecv(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                         MPI_Comm comm, MPI_Request *request, const char *fn)
 {
-    static const char fn[] = "MPI_Isendrecv";
     struct plx_comm *c = NULL, *c2 = NULL;
     struct plx_datatype *sdt = NULL, *rdt = NULL;
     plx_api_lock();
@@ -52,10 +51,9 @@ int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
     return rc;
 }
 
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                           int recvtag, MPI_Comm comm, MPI_Request *request)
+static int plx_isendrecv_replace(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
+                                 int source, int recvtag, MPI_Comm comm, MPI_Request *request, const char *fn)
 {
-    static const char fn[] = "MPI_Isendrecv_replace";
     struct plx_comm *c = NULL, *c2 = NULL;
     struct plx_datatype *dt = NULL, *dt2 = NULL;
     plx_api_lock();
@@ -77,3 +75,40 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
     plx_api_unlock();
     return rc;
 }
+
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    return plx_isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                         comm, request, "MPI_Isendrecv");
+}
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                           int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return plx_isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request,
+                                 "MPI_Isendrecv_replace");
+}
+
+/* --- large-count forms (MPI 4.0 `_c`) ----------------------------------- */
+
+#pragma weak MPI_Isendrecv_c = PMPI_Isendrecv_c
+#pragma weak MPI_Isendrecv_replace_c = PMPI_Isendrecv_replace_c
+
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    return plx_isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                         comm, request, "MPI_Isendrecv_c");
+}
+
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                             int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return plx_isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request,
+                                 "MPI_Isendrecv_replace_c");
+}
+
+

@@ -118,7 +118,7 @@ int plx_api_wait_one(struct plx_request *r, MPI_Status *st, const char *fn)
     return plx_api_request_done(r, st, 1);
 }
 
-static int plx_api_send(const void *buf, int count, MPI_Datatype dtype, int dest, int tag, MPI_Comm comm,
+static int plx_api_send(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag, MPI_Comm comm,
                         int mode, const char *fn)
 {
     struct plx_comm *c = NULL;
@@ -164,9 +164,9 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype dtype, int dest, int tag
     return plx_api_send(buf, count, dtype, dest, tag, comm, PLX_MODE_BUFFERED, "MPI_Bsend");
 }
 
-int PMPI_Recv(void *buf, int count, MPI_Datatype dtype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+static int plx_api_recv(void *buf, MPI_Count count, MPI_Datatype dtype, int source, int tag, MPI_Comm comm,
+                        MPI_Status *status, const char *fn)
 {
-    static const char fn[] = "MPI_Recv";
     struct plx_comm *c = NULL;
     struct plx_datatype *dt = NULL;
     plx_api_lock();
@@ -204,7 +204,12 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dtype, int source, int tag, MPI
     return rc;
 }
 
-static int plx_api_inonblock(int kind, const void *buf, int count, MPI_Datatype dtype, int peer, int tag,
+int PMPI_Recv(void *buf, int count, MPI_Datatype dtype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    return plx_api_recv(buf, count, dtype, source, tag, comm, status, "MPI_Recv");
+}
+
+static int plx_api_inonblock(int kind, const void *buf, MPI_Count count, MPI_Datatype dtype, int peer, int tag,
                              MPI_Comm comm, int mode, int persistent, MPI_Request *request, const char *fn)
 {
     struct plx_comm *c = NULL;
@@ -289,9 +294,9 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag, M
     return plx_api_inonblock(PLX_REQ_RECV, buf, count, dt, source, tag, comm, 0, 1, req, "MPI_Recv_init");
 }
 
-static int plx_api_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
-                            int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status *status,
-                            const char *fn)
+static int plx_api_sendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                            MPI_Count rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
+                            MPI_Status *status, const char *fn)
 {
     struct plx_comm *c = NULL;
     struct plx_datatype *sdt = NULL, *rdt = NULL;
@@ -327,10 +332,9 @@ int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, in
     return rc;
 }
 
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dtype, int dest, int stag, int source, int rtag,
-                          MPI_Comm comm, MPI_Status *status)
+static int plx_api_sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int stag, int source,
+                                    int rtag, MPI_Comm comm, MPI_Status *status, const char *fn)
 {
-    static const char fn[] = "MPI_Sendrecv_replace";
     plx_api_lock();
     struct plx_comm *c = NULL;
     struct plx_datatype *dt = NULL;
@@ -340,12 +344,19 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dtype, int dest, in
         size_t bytes = (size_t)count * (size_t)dt->size;
         void *copy = plx_malloc(bytes);
         plx_dt_pack(buf, count, dt, copy);
-        rc = plx_api_sendrecv(copy, (int)bytes, MPI_BYTE, dest, stag, buf, count, dtype, source, rtag, comm, status,
-                              fn);
+        rc = plx_api_sendrecv(copy, (MPI_Count)bytes, MPI_BYTE, dest, stag, buf, count, dtype, source, rtag, comm,
+                              status, fn);
         free(copy);
     }
     plx_api_unlock();
     return rc;
+}
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dtype, int dest, int stag, int source, int rtag,
+                          MPI_Comm comm, MPI_Status *status)
+{
+    return plx_api_sendrecv_replace(buf, count, dtype, dest, stag, source, rtag, comm, status,
+                                    "MPI_Sendrecv_replace");
 }
 
 /* --- probes -------------------------------------------------------------- */
@@ -511,8 +522,8 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
     return rc;
 }
 
-static int plx_api_imrecv(void *buf, int count, MPI_Datatype dtype, MPI_Message *message, struct plx_request **r_p,
-                          const char *fn)
+static int plx_api_imrecv(void *buf, MPI_Count count, MPI_Datatype dtype, MPI_Message *message,
+                          struct plx_request **r_p, const char *fn)
 {
     if (!message)
         return plx_api_null_arg(NULL, fn, "message");
@@ -568,3 +579,158 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype dtype, MPI_Message *message, 
     plx_api_unlock();
     return rc;
 }
+
+/* --- large-count forms (MPI 4.0 `_c`) ----------------------------------- */
+
+#pragma weak MPI_Bsend_c = PMPI_Bsend_c
+#pragma weak MPI_Bsend_init_c = PMPI_Bsend_init_c
+#pragma weak MPI_Ibsend_c = PMPI_Ibsend_c
+#pragma weak MPI_Imrecv_c = PMPI_Imrecv_c
+#pragma weak MPI_Irecv_c = PMPI_Irecv_c
+#pragma weak MPI_Irsend_c = PMPI_Irsend_c
+#pragma weak MPI_Isend_c = PMPI_Isend_c
+#pragma weak MPI_Issend_c = PMPI_Issend_c
+#pragma weak MPI_Mrecv_c = PMPI_Mrecv_c
+#pragma weak MPI_Recv_c = PMPI_Recv_c
+#pragma weak MPI_Recv_init_c = PMPI_Recv_init_c
+#pragma weak MPI_Rsend_c = PMPI_Rsend_c
+#pragma weak MPI_Rsend_init_c = PMPI_Rsend_init_c
+#pragma weak MPI_Send_c = PMPI_Send_c
+#pragma weak MPI_Send_init_c = PMPI_Send_init_c
+#pragma weak MPI_Sendrecv_c = PMPI_Sendrecv_c
+#pragma weak MPI_Sendrecv_replace_c = PMPI_Sendrecv_replace_c
+#pragma weak MPI_Ssend_c = PMPI_Ssend_c
+#pragma weak MPI_Ssend_init_c = PMPI_Ssend_init_c
+
+int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag, MPI_Comm comm)
+{
+    return plx_api_send(buf, count, dtype, dest, tag, comm, PLX_MODE_BUFFERED, "MPI_Bsend_c");
+}
+
+int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                      MPI_Request *req)
+{
+    return plx_api_inonblock(PLX_REQ_SEND, buf, count, dt, dest, tag, comm, PLX_MODE_BUFFERED, 1, req,
+                             "MPI_Bsend_init_c");
+}
+
+int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *req)
+{
+    return plx_api_inonblock(PLX_REQ_SEND, buf, count, dt, dest, tag, comm, PLX_MODE_BUFFERED, 0, req,
+                             "MPI_Ibsend_c");
+}
+
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype dtype, MPI_Message *message, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Imrecv_c";
+    plx_api_lock();
+    struct plx_request *r;
+    int rc = request ? plx_api_imrecv(buf, count, dtype, message, &r, fn) : plx_api_null_arg(NULL, fn, "request");
+    if (rc == MPI_SUCCESS)
+        *request = r->obj.handle;
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_api_inonblock(PLX_REQ_RECV, buf, count, dt, source, tag, comm, 0, 0, req, "MPI_Irecv_c");
+}
+
+int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *req)
+{
+    return plx_api_inonblock(PLX_REQ_SEND, buf, count, dt, dest, tag, comm, PLX_MODE_READY, 0, req, "MPI_Irsend_c");
+}
+
+int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                 MPI_Request *req)
+{
+    return plx_api_inonblock(PLX_REQ_SEND, buf, count, dt, dest, tag, comm, PLX_MODE_STD, 0, req, "MPI_Isend_c");
+}
+
+int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *req)
+{
+    return plx_api_inonblock(PLX_REQ_SEND, buf, count, dt, dest, tag, comm, PLX_MODE_SYNC, 0, req, "MPI_Issend_c");
+}
+
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype dtype, MPI_Message *message, MPI_Status *status)
+{
+    static const char fn[] = "MPI_Mrecv_c";
+    plx_api_lock();
+    struct plx_request *r;
+    int rc = plx_api_imrecv(buf, count, dtype, message, &r, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_api_wait_one(r, status, fn);
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype dtype, int source, int tag, MPI_Comm comm,
+                MPI_Status *status)
+{
+    return plx_api_recv(buf, count, dtype, source, tag, comm, status, "MPI_Recv_c");
+}
+
+int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                     MPI_Request *req)
+{
+    return plx_api_inonblock(PLX_REQ_RECV, buf, count, dt, source, tag, comm, 0, 1, req, "MPI_Recv_init_c");
+}
+
+int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag, MPI_Comm comm)
+{
+    /* the receive is posted (the program's promise), so standard mode is exact */
+    return plx_api_send(buf, count, dtype, dest, tag, comm, PLX_MODE_STD, "MPI_Rsend_c");
+}
+
+int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                      MPI_Request *req)
+{
+    return plx_api_inonblock(PLX_REQ_SEND, buf, count, dt, dest, tag, comm, PLX_MODE_READY, 1, req,
+                             "MPI_Rsend_init_c");
+}
+
+int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag, MPI_Comm comm)
+{
+    return plx_api_send(buf, count, dtype, dest, tag, comm, PLX_MODE_STD, "MPI_Send_c");
+}
+
+int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                     MPI_Request *req)
+{
+    return plx_api_inonblock(PLX_REQ_SEND, buf, count, dt, dest, tag, comm, PLX_MODE_STD, 1, req, "MPI_Send_init_c");
+}
+
+int PMPI_Sendrecv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status *status)
+{
+    plx_api_lock();
+    int rc = plx_api_sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status,
+                              "MPI_Sendrecv_c");
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int stag, int source, int rtag,
+                            MPI_Comm comm, MPI_Status *status)
+{
+    return plx_api_sendrecv_replace(buf, count, dtype, dest, stag, source, rtag, comm, status,
+                                    "MPI_Sendrecv_replace_c");
+}
+
+int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype dtype, int dest, int tag, MPI_Comm comm)
+{
+    return plx_api_send(buf, count, dtype, dest, tag, comm, PLX_MODE_SYNC, "MPI_Ssend_c");
+}
+
+int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                      MPI_Request *req)
+{
+    return plx_api_inonblock(PLX_REQ_SEND, buf, count, dt, dest, tag, comm, PLX_MODE_SYNC, 1, req,
+                             "MPI_Ssend_init_c");
+}
+
+

@@ -1,5 +1,6 @@
 /* Completion entry points: Wait/Test families, Start, Cancel, statuses. */
 #include <mpi.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include "api/pt2pt_api.h"
 #include "coll/sched.h"
@@ -22,6 +23,8 @@
 #pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
 #pragma weak MPI_Get_count = PMPI_Get_count
 #pragma weak MPI_Get_elements = PMPI_Get_elements
+#pragma weak MPI_Get_count_c = PMPI_Get_count_c
+#pragma weak MPI_Get_elements_c = PMPI_Get_elements_c
 #pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
 #pragma weak MPI_Status_set_elements = PMPI_Status_set_elements
 #pragma weak MPI_Status_set_elements_x = PMPI_Status_set_elements_x
@@ -487,22 +490,39 @@ static int plx_api_status_dt(const MPI_Status *status, MPI_Datatype dtype, struc
     return MPI_SUCCESS;
 }
 
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype dtype, int *count)
+/* Whole items of dt in the status's bytes; MPI_UNDEFINED when they do not
+ * divide or (limit) the number exceeds what the caller's count holds. */
+static int plx_get_count(const MPI_Status *status, MPI_Datatype dtype, MPI_Count *count, MPI_Count limit,
+                         const char *fn)
 {
     struct plx_datatype *dt = NULL;
-    int rc = plx_api_status_dt(status, dtype, &dt, "MPI_Get_count");
+    int rc = plx_api_status_dt(status, dtype, &dt, fn);
     if (rc)
         return rc;
     if (!count)
-        return plx_api_null_arg(NULL, "MPI_Get_count", "count");
+        return plx_api_null_arg(NULL, fn, "count");
     MPI_Count bytes = plx_status_get_bytes(status);
     if (dt->size == 0)
         *count = bytes == 0 ? 0 : MPI_UNDEFINED;
-    else if (bytes % dt->size || bytes / dt->size > 0x7fffffff)
+    else if (bytes % dt->size || bytes / dt->size > limit)
         *count = MPI_UNDEFINED;
     else
-        *count = (int)(bytes / dt->size);
+        *count = bytes / dt->size;
     return MPI_SUCCESS;
+}
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype dtype, int *count)
+{
+    MPI_Count n = 0;
+    int rc = plx_get_count(status, dtype, count ? &n : NULL, 0x7fffffff, "MPI_Get_count");
+    if (rc == MPI_SUCCESS)
+        *count = (int)n;
+    return rc;
+}
+
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype dtype, MPI_Count *count)
+{
+    return plx_get_count(status, dtype, count, INT64_MAX, "MPI_Get_count_c");
 }
 
 /* Basic elements in `bytes` bytes of a stream of dt (MPI_UNDEFINED when
@@ -521,6 +541,18 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype dtype, MPI_Count 
         return rc;
     if (!count)
         return plx_api_null_arg(NULL, "MPI_Get_elements_x", "count");
+    *count = plx_elements(plx_status_get_bytes(status), dt);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype dtype, MPI_Count *count)
+{
+    struct plx_datatype *dt = NULL;
+    int rc = plx_api_status_dt(status, dtype, &dt, "MPI_Get_elements_c");
+    if (rc)
+        return rc;
+    if (!count)
+        return plx_api_null_arg(NULL, "MPI_Get_elements_c", "count");
     *count = plx_elements(plx_status_get_bytes(status), dt);
     return MPI_SUCCESS;
 }

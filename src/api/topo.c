@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "api/api.h"
+#include "api/count.h"
 #include "coll/algo.h"
 #include "coll/coll.h"
 #include "core/datatype.h"
@@ -946,11 +947,11 @@ enum { PLX_NB_ALLGATHER, PLX_NB_ALLGATHERV, PLX_NB_ALLTOALL, PLX_NB_ALLTOALLV, P
 /* One implementation for the five neighbourhood collectives and their
  * nonblocking forms (req NULL: blocking). Scalar arguments are used when
  * the per-neighbour arrays are NULL. */
-static int plx_neighbor(int kind, const void *sbuf, int scount, const int *scounts, const int *sdispls_i,
-                        const MPI_Aint *sdispls_a, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf,
-                        int rcount, const int *rcounts, const int *rdispls_i, const MPI_Aint *rdispls_a,
-                        MPI_Datatype rtype, const MPI_Datatype *rtypes, MPI_Comm comm, MPI_Request *req,
-                        int nonblocking, const char *fn)
+static int plx_neighbor(int kind, const void *sbuf, MPI_Count scount, struct plx_vec scounts,
+                        struct plx_vec sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf,
+                        MPI_Count rcount, struct plx_vec rcounts, struct plx_vec rdispls, MPI_Datatype rtype,
+                        const MPI_Datatype *rtypes, MPI_Comm comm, MPI_Request *req, int nonblocking,
+                        const char *fn)
 {
     struct plx_comm *c;
     struct plx_topo *t;
@@ -964,37 +965,41 @@ static int plx_neighbor(int kind, const void *sbuf, int scount, const int *scoun
     }
     int *in, *out, nin, nout;
     plx_neighbors(c, t, &in, &nin, &out, &nout);
-    int *sc = plx_malloc(((size_t)nout + 1) * sizeof(int)), *rc_ = plx_malloc(((size_t)nin + 1) * sizeof(int));
+    MPI_Count *sc = plx_malloc(((size_t)nout + 1) * sizeof(MPI_Count));
+    MPI_Count *rc_ = plx_malloc(((size_t)nin + 1) * sizeof(MPI_Count));
     MPI_Aint *sd = plx_malloc(((size_t)nout + 1) * sizeof(MPI_Aint));
     MPI_Aint *rd = plx_malloc(((size_t)nin + 1) * sizeof(MPI_Aint));
     struct plx_datatype **sdts = plx_malloc(((size_t)nout + 1) * sizeof *sdts);
     struct plx_datatype **rdts = plx_malloc(((size_t)nin + 1) * sizeof *rdts);
     for (int j = 0; j < nout && rc == MPI_SUCCESS; j++) {
         MPI_Datatype h = stypes ? stypes[j] : stype;
-        sc[j] = scounts ? scounts[j] : scount;
+        sc[j] = scounts.p ? plx_vec_at(scounts, j) : scount;
         sdts[j] = plx_dt_lookup(h);
         if (sc[j] < 0)
-            rc = plx_api_err(c, fn, MPI_ERR_COUNT, "send count %d for neighbour %d is negative", sc[j], j);
+            rc = plx_api_err(c, fn, MPI_ERR_COUNT, "send count %lld for neighbour %d is negative", (long long)sc[j],
+                             j);
         else if (!sdts[j] || !sdts[j]->committed)
             rc = plx_api_err(c, fn, MPI_ERR_TYPE, "send datatype for neighbour %d is %s (handle 0x%x)", j,
                              sdts[j] ? "not committed" : "not valid", (unsigned)h);
         else
-            sd[j] = kind == PLX_NB_ALLTOALLW ? sdispls_a[j]
-                  : kind == PLX_NB_ALLTOALLV ? (MPI_Aint)sdispls_i[j] * sdts[j]->extent
+            sd[j] = kind == PLX_NB_ALLTOALLW ? (MPI_Aint)plx_vec_at(sdispls, j)
+                  : kind == PLX_NB_ALLTOALLV ? (MPI_Aint)plx_vec_at(sdispls, j) * sdts[j]->extent
                   : kind == PLX_NB_ALLTOALL ? (MPI_Aint)j * scount * sdts[j]->extent : 0;
     }
     for (int i = 0; i < nin && rc == MPI_SUCCESS; i++) {
         MPI_Datatype h = rtypes ? rtypes[i] : rtype;
-        rc_[i] = rcounts ? rcounts[i] : rcount;
+        rc_[i] = rcounts.p ? plx_vec_at(rcounts, i) : rcount;
         rdts[i] = plx_dt_lookup(h);
         if (rc_[i] < 0)
-            rc = plx_api_err(c, fn, MPI_ERR_COUNT, "receive count %d for neighbour %d is negative", rc_[i], i);
+            rc = plx_api_err(c, fn, MPI_ERR_COUNT, "receive count %lld for neighbour %d is negative",
+                             (long long)rc_[i], i);
         else if (!rdts[i] || !rdts[i]->committed)
             rc = plx_api_err(c, fn, MPI_ERR_TYPE, "receive datatype for neighbour %d is %s (handle 0x%x)", i,
                              rdts[i] ? "not committed" : "not valid", (unsigned)h);
         else
-            rd[i] = kind == PLX_NB_ALLTOALLW ? rdispls_a[i]
-                  : (kind == PLX_NB_ALLTOALLV || kind == PLX_NB_ALLGATHERV) ? (MPI_Aint)rdispls_i[i] * rdts[i]->extent
+            rd[i] = kind == PLX_NB_ALLTOALLW ? (MPI_Aint)plx_vec_at(rdispls, i)
+                  : (kind == PLX_NB_ALLTOALLV || kind == PLX_NB_ALLGATHERV)
+                      ? (MPI_Aint)plx_vec_at(rdispls, i) * rdts[i]->extent
                   : (MPI_Aint)i * rcount * rdts[i]->extent;
     }
     if (rc == MPI_SUCCESS) {
@@ -1017,74 +1022,80 @@ static int plx_neighbor(int kind, const void *sbuf, int scount, const int *scoun
 int PMPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                             MPI_Datatype rtype, MPI_Comm comm)
 {
-    return plx_neighbor(PLX_NB_ALLGATHER, sbuf, scount, NULL, NULL, NULL, stype, NULL, rbuf, rcount, NULL, NULL,
-                        NULL, rtype, NULL, comm, NULL, 0, "MPI_Neighbor_allgather");
+    return plx_neighbor(PLX_NB_ALLGATHER, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, rcount,
+                        PLX_VEC_NONE, PLX_VEC_NONE, rtype, NULL, comm, NULL, 0, "MPI_Neighbor_allgather");
 }
 
 int PMPI_Ineighbor_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                              MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
 {
-    return plx_neighbor(PLX_NB_ALLGATHER, sbuf, scount, NULL, NULL, NULL, stype, NULL, rbuf, rcount, NULL, NULL,
-                        NULL, rtype, NULL, comm, req, 1, "MPI_Ineighbor_allgather");
+    return plx_neighbor(PLX_NB_ALLGATHER, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, rcount,
+                        PLX_VEC_NONE, PLX_VEC_NONE, rtype, NULL, comm, req, 1, "MPI_Ineighbor_allgather");
 }
 
 int PMPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                              const int displs[], MPI_Datatype rtype, MPI_Comm comm)
 {
-    return plx_neighbor(PLX_NB_ALLGATHERV, sbuf, scount, NULL, NULL, NULL, stype, NULL, rbuf, 0, rcounts, displs,
-                        NULL, rtype, NULL, comm, NULL, 0, "MPI_Neighbor_allgatherv");
+    return plx_neighbor(PLX_NB_ALLGATHERV, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, 0,
+                        plx_vec_int(rcounts), plx_vec_int(displs), rtype, NULL, comm, NULL, 0,
+                        "MPI_Neighbor_allgatherv");
 }
 
 int PMPI_Ineighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                               const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
 {
-    return plx_neighbor(PLX_NB_ALLGATHERV, sbuf, scount, NULL, NULL, NULL, stype, NULL, rbuf, 0, rcounts, displs,
-                        NULL, rtype, NULL, comm, req, 1, "MPI_Ineighbor_allgatherv");
+    return plx_neighbor(PLX_NB_ALLGATHERV, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, 0,
+                        plx_vec_int(rcounts), plx_vec_int(displs), rtype, NULL, comm, req, 1,
+                        "MPI_Ineighbor_allgatherv");
 }
 
 int PMPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                            MPI_Datatype rtype, MPI_Comm comm)
 {
-    return plx_neighbor(PLX_NB_ALLTOALL, sbuf, scount, NULL, NULL, NULL, stype, NULL, rbuf, rcount, NULL, NULL, NULL,
-                        rtype, NULL, comm, NULL, 0, "MPI_Neighbor_alltoall");
+    return plx_neighbor(PLX_NB_ALLTOALL, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, rcount,
+                        PLX_VEC_NONE, PLX_VEC_NONE, rtype, NULL, comm, NULL, 0, "MPI_Neighbor_alltoall");
 }
 
 int PMPI_Ineighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                             MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
 {
-    return plx_neighbor(PLX_NB_ALLTOALL, sbuf, scount, NULL, NULL, NULL, stype, NULL, rbuf, rcount, NULL, NULL, NULL,
-                        rtype, NULL, comm, req, 1, "MPI_Ineighbor_alltoall");
+    return plx_neighbor(PLX_NB_ALLTOALL, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, rcount,
+                        PLX_VEC_NONE, PLX_VEC_NONE, rtype, NULL, comm, req, 1, "MPI_Ineighbor_alltoall");
 }
 
 int PMPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
                             void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
 {
-    return plx_neighbor(PLX_NB_ALLTOALLV, sbuf, 0, scounts, sdispls, NULL, stype, NULL, rbuf, 0, rcounts, rdispls,
-                        NULL, rtype, NULL, comm, NULL, 0, "MPI_Neighbor_alltoallv");
+    return plx_neighbor(PLX_NB_ALLTOALLV, sbuf, 0, plx_vec_int(scounts), plx_vec_int(sdispls), stype, NULL, rbuf, 0,
+                        plx_vec_int(rcounts), plx_vec_int(rdispls), rtype, NULL, comm, NULL, 0,
+                        "MPI_Neighbor_alltoallv");
 }
 
 int PMPI_Ineighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
                              void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
                              MPI_Request *req)
 {
-    return plx_neighbor(PLX_NB_ALLTOALLV, sbuf, 0, scounts, sdispls, NULL, stype, NULL, rbuf, 0, rcounts, rdispls,
-                        NULL, rtype, NULL, comm, req, 1, "MPI_Ineighbor_alltoallv");
+    return plx_neighbor(PLX_NB_ALLTOALLV, sbuf, 0, plx_vec_int(scounts), plx_vec_int(sdispls), stype, NULL, rbuf, 0,
+                        plx_vec_int(rcounts), plx_vec_int(rdispls), rtype, NULL, comm, req, 1,
+                        "MPI_Ineighbor_alltoallv");
 }
 
 int PMPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
                             const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const MPI_Aint rdispls[],
                             const MPI_Datatype rtypes[], MPI_Comm comm)
 {
-    return plx_neighbor(PLX_NB_ALLTOALLW, sbuf, 0, scounts, NULL, sdispls, 0, stypes, rbuf, 0, rcounts, NULL,
-                        rdispls, 0, rtypes, comm, NULL, 0, "MPI_Neighbor_alltoallw");
+    return plx_neighbor(PLX_NB_ALLTOALLW, sbuf, 0, plx_vec_int(scounts), plx_vec_aint(sdispls), 0, stypes, rbuf, 0,
+                        plx_vec_int(rcounts), plx_vec_aint(rdispls), 0, rtypes, comm, NULL, 0,
+                        "MPI_Neighbor_alltoallw");
 }
 
 int PMPI_Ineighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
                              const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const MPI_Aint rdispls[],
                              const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *req)
 {
-    return plx_neighbor(PLX_NB_ALLTOALLW, sbuf, 0, scounts, NULL, sdispls, 0, stypes, rbuf, 0, rcounts, NULL,
-                        rdispls, 0, rtypes, comm, req, 1, "MPI_Ineighbor_alltoallw");
+    return plx_neighbor(PLX_NB_ALLTOALLW, sbuf, 0, plx_vec_int(scounts), plx_vec_aint(sdispls), 0, stypes, rbuf, 0,
+                        plx_vec_int(rcounts), plx_vec_aint(rdispls), 0, rtypes, comm, req, 1,
+                        "MPI_Ineighbor_alltoallw");
 }
 
 /* Persistent neighbourhood collectives (MPI 4.0): built once, run by every
@@ -1110,8 +1121,8 @@ int PMPI_Neighbor_allgather_init(const void *sbuf, int scount, MPI_Datatype styp
                                  MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Neighbor_allgather_init";
-    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLGATHER, sbuf, scount, NULL, NULL, NULL, stype, NULL, rbuf, rcount, NULL,
-                             NULL, NULL, rtype, NULL, comm, req, 1, fn));
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLGATHER, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, rcount,
+                             PLX_VEC_NONE, PLX_VEC_NONE, rtype, NULL, comm, req, 1, fn));
 }
 
 int PMPI_Neighbor_allgatherv_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
@@ -1119,16 +1130,16 @@ int PMPI_Neighbor_allgatherv_init(const void *sbuf, int scount, MPI_Datatype sty
                                   MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Neighbor_allgatherv_init";
-    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLGATHERV, sbuf, scount, NULL, NULL, NULL, stype, NULL, rbuf, 0, rcounts,
-                             displs, NULL, rtype, NULL, comm, req, 1, fn));
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLGATHERV, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, 0,
+                             plx_vec_int(rcounts), plx_vec_int(displs), rtype, NULL, comm, req, 1, fn));
 }
 
 int PMPI_Neighbor_alltoall_init(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                                 MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Neighbor_alltoall_init";
-    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLTOALL, sbuf, scount, NULL, NULL, NULL, stype, NULL, rbuf, rcount, NULL,
-                             NULL, NULL, rtype, NULL, comm, req, 1, fn));
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLTOALL, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, rcount,
+                             PLX_VEC_NONE, PLX_VEC_NONE, rtype, NULL, comm, req, 1, fn));
 }
 
 int PMPI_Neighbor_alltoallv_init(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
@@ -1136,8 +1147,8 @@ int PMPI_Neighbor_alltoallv_init(const void *sbuf, const int scounts[], const in
                                  MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Neighbor_alltoallv_init";
-    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLTOALLV, sbuf, 0, scounts, sdispls, NULL, stype, NULL, rbuf, 0, rcounts,
-                             rdispls, NULL, rtype, NULL, comm, req, 1, fn));
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLTOALLV, sbuf, 0, plx_vec_int(scounts), plx_vec_int(sdispls), stype, NULL, rbuf,
+                             0, plx_vec_int(rcounts), plx_vec_int(rdispls), rtype, NULL, comm, req, 1, fn));
 }
 
 int PMPI_Neighbor_alltoallw_init(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
@@ -1146,6 +1157,161 @@ int PMPI_Neighbor_alltoallw_init(const void *sbuf, const int scounts[], const MP
                                  MPI_Info info, MPI_Request *req)
 {
     static const char fn[] = "MPI_Neighbor_alltoallw_init";
-    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLTOALLW, sbuf, 0, scounts, NULL, sdispls, 0, stypes, rbuf, 0, rcounts, NULL,
-                             rdispls, 0, rtypes, comm, req, 1, fn));
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLTOALLW, sbuf, 0, plx_vec_int(scounts), plx_vec_aint(sdispls), 0, stypes, rbuf, 0,
+                             plx_vec_int(rcounts), plx_vec_aint(rdispls), 0, rtypes, comm, req, 1, fn));
+}
+
+/* --- large-count forms (MPI 4.0 `_c`) ----------------------------------- */
+
+#pragma weak MPI_Ineighbor_allgather_c = PMPI_Ineighbor_allgather_c
+#pragma weak MPI_Ineighbor_allgatherv_c = PMPI_Ineighbor_allgatherv_c
+#pragma weak MPI_Ineighbor_alltoall_c = PMPI_Ineighbor_alltoall_c
+#pragma weak MPI_Ineighbor_alltoallv_c = PMPI_Ineighbor_alltoallv_c
+#pragma weak MPI_Ineighbor_alltoallw_c = PMPI_Ineighbor_alltoallw_c
+#pragma weak MPI_Neighbor_allgather_c = PMPI_Neighbor_allgather_c
+#pragma weak MPI_Neighbor_allgather_init_c = PMPI_Neighbor_allgather_init_c
+#pragma weak MPI_Neighbor_allgatherv_c = PMPI_Neighbor_allgatherv_c
+#pragma weak MPI_Neighbor_allgatherv_init_c = PMPI_Neighbor_allgatherv_init_c
+#pragma weak MPI_Neighbor_alltoall_c = PMPI_Neighbor_alltoall_c
+#pragma weak MPI_Neighbor_alltoall_init_c = PMPI_Neighbor_alltoall_init_c
+#pragma weak MPI_Neighbor_alltoallv_c = PMPI_Neighbor_alltoallv_c
+#pragma weak MPI_Neighbor_alltoallv_init_c = PMPI_Neighbor_alltoallv_init_c
+#pragma weak MPI_Neighbor_alltoallw_c = PMPI_Neighbor_alltoallw_c
+#pragma weak MPI_Neighbor_alltoallw_init_c = PMPI_Neighbor_alltoallw_init_c
+
+int PMPI_Ineighbor_allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                               MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_neighbor(PLX_NB_ALLGATHER, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, rcount,
+                        PLX_VEC_NONE, PLX_VEC_NONE,
+                        rtype, NULL, comm, req, 1, "MPI_Ineighbor_allgather_c");
+}
+
+int PMPI_Ineighbor_allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                                const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype, MPI_Comm comm,
+                                MPI_Request *req)
+{
+    return plx_neighbor(PLX_NB_ALLGATHERV, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, 0,
+                        plx_vec_count(rcounts),
+                        plx_vec_aint(displs), rtype, NULL, comm, req, 1, "MPI_Ineighbor_allgatherv_c");
+}
+
+int PMPI_Ineighbor_alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                              MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_neighbor(PLX_NB_ALLTOALL, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, rcount,
+                        PLX_VEC_NONE, PLX_VEC_NONE,
+                        rtype, NULL, comm, req, 1, "MPI_Ineighbor_alltoall_c");
+}
+
+int PMPI_Ineighbor_alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                               MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+    return plx_neighbor(PLX_NB_ALLTOALLV, sbuf, 0, plx_vec_count(scounts), plx_vec_aint(sdispls), stype, NULL, rbuf,
+                        0,
+                        plx_vec_count(rcounts), plx_vec_aint(rdispls), rtype, NULL, comm, req, 1,
+                                      "MPI_Ineighbor_alltoallv_c");
+}
+
+int PMPI_Ineighbor_alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                               const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                               const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *req)
+{
+    return plx_neighbor(PLX_NB_ALLTOALLW, sbuf, 0, plx_vec_count(scounts), plx_vec_aint(sdispls), 0, stypes, rbuf, 0,
+                        plx_vec_count(rcounts), plx_vec_aint(rdispls), 0, rtypes, comm, req, 1,
+                                      "MPI_Ineighbor_alltoallw_c");
+}
+
+int PMPI_Neighbor_allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                              MPI_Datatype rtype, MPI_Comm comm)
+{
+    return plx_neighbor(PLX_NB_ALLGATHER, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, rcount,
+                        PLX_VEC_NONE, PLX_VEC_NONE,
+                        rtype, NULL, comm, NULL, 0, "MPI_Neighbor_allgather_c");
+}
+
+int PMPI_Neighbor_allgather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                                   MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *req)
+{
+    static const char fn[] = "MPI_Neighbor_allgather_init_c";
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLGATHER, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, rcount,
+                PLX_VEC_NONE,
+                             PLX_VEC_NONE, rtype, NULL, comm, req, 1, fn));
+}
+
+int PMPI_Neighbor_allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                               const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype, MPI_Comm comm)
+{
+    return plx_neighbor(PLX_NB_ALLGATHERV, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, 0,
+                        plx_vec_count(rcounts),
+                        plx_vec_aint(displs), rtype, NULL, comm, NULL, 0, "MPI_Neighbor_allgatherv_c");
+}
+
+int PMPI_Neighbor_allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                                    const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                                    MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Neighbor_allgatherv_init_c";
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLGATHERV, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, 0,
+                plx_vec_count(rcounts),
+                             plx_vec_aint(displs), rtype, NULL, comm, req, 1, fn));
+}
+
+int PMPI_Neighbor_alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                             MPI_Datatype rtype, MPI_Comm comm)
+{
+    return plx_neighbor(PLX_NB_ALLTOALL, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, rcount,
+                        PLX_VEC_NONE, PLX_VEC_NONE,
+                        rtype, NULL, comm, NULL, 0, "MPI_Neighbor_alltoall_c");
+}
+
+int PMPI_Neighbor_alltoall_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                                  MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Neighbor_alltoall_init_c";
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLTOALL, sbuf, scount, PLX_VEC_NONE, PLX_VEC_NONE, stype, NULL, rbuf, rcount,
+                PLX_VEC_NONE,
+                             PLX_VEC_NONE, rtype, NULL, comm, req, 1, fn));
+}
+
+int PMPI_Neighbor_alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                              MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype rtype, MPI_Comm comm)
+{
+    return plx_neighbor(PLX_NB_ALLTOALLV, sbuf, 0, plx_vec_count(scounts), plx_vec_aint(sdispls), stype, NULL, rbuf,
+                        0,
+                        plx_vec_count(rcounts), plx_vec_aint(rdispls), rtype, NULL, comm, NULL, 0,
+                                      "MPI_Neighbor_alltoallv_c");
+}
+
+int PMPI_Neighbor_alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                                   MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                                   MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Neighbor_alltoallv_init_c";
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLTOALLV, sbuf, 0, plx_vec_count(scounts), plx_vec_aint(sdispls), stype, NULL,
+                rbuf, 0,
+                             plx_vec_count(rcounts), plx_vec_aint(rdispls), rtype, NULL, comm, req, 1, fn));
+}
+
+int PMPI_Neighbor_alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                              const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                              const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
+{
+    return plx_neighbor(PLX_NB_ALLTOALLW, sbuf, 0, plx_vec_count(scounts), plx_vec_aint(sdispls), 0, stypes, rbuf, 0,
+                        plx_vec_count(rcounts), plx_vec_aint(rdispls), 0, rtypes, comm, NULL, 0,
+                                      "MPI_Neighbor_alltoallw_c");
+}
+
+int PMPI_Neighbor_alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                                   const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                                   const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *req)
+{
+    static const char fn[] = "MPI_Neighbor_alltoallw_init_c";
+    PLX_NB_INIT(plx_neighbor(PLX_NB_ALLTOALLW, sbuf, 0, plx_vec_count(scounts), plx_vec_aint(sdispls), 0, stypes, rbuf,
+                0,
+                             plx_vec_count(rcounts), plx_vec_aint(rdispls), 0, rtypes, comm, req, 1, fn));
 }

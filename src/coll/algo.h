@@ -47,28 +47,28 @@ void plx_coll_bcast_sched(struct plx_sched *s, void *buf, MPI_Aint count, struct
 void plx_coll_gather_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
                            void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt, int root);
 void plx_coll_gatherv_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
-                            void *rbuf, const int *rcounts, const int *displs, struct plx_datatype *rdt, int root);
+                            void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, struct plx_datatype *rdt, int root);
 void plx_coll_scatter_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
                             void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt, int root);
-void plx_coll_scatterv_sched(struct plx_sched *s, const void *sbuf, const int *scounts, const int *displs,
+void plx_coll_scatterv_sched(struct plx_sched *s, const void *sbuf, const MPI_Count *scounts, const MPI_Aint *displs,
                              struct plx_datatype *sdt, void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt,
                              int root);
 void plx_coll_allgather_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
                               void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt);
 void plx_coll_allgatherv_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
-                               void *rbuf, const int *rcounts, const int *displs, struct plx_datatype *rdt);
+                               void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, struct plx_datatype *rdt);
 void plx_coll_alltoall_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
                              void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt);
 /* alltoallv and alltoallw in one: a type per peer, displacements in bytes
  * (the API turns alltoallv's extents into bytes). */
-void plx_coll_alltoallw_sched(struct plx_sched *s, const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
-                              struct plx_datatype *const *sdts, void *rbuf, const int *rcounts,
+void plx_coll_alltoallw_sched(struct plx_sched *s, const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                              struct plx_datatype *const *sdts, void *rbuf, const MPI_Count *rcounts,
                               const MPI_Aint *rdispls, struct plx_datatype *const *rdts);
 void plx_coll_reduce_sched(struct plx_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
                            struct plx_datatype *dt, int root);
 void plx_coll_allreduce_sched(struct plx_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
                               struct plx_datatype *dt);
-void plx_coll_reduce_scatter_sched(struct plx_sched *s, const void *sbuf, void *rbuf, const int *rcounts,
+void plx_coll_reduce_scatter_sched(struct plx_sched *s, const void *sbuf, void *rbuf, const MPI_Count *rcounts,
                                    struct plx_datatype *dt);
 void plx_coll_scan_sched(struct plx_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
                          struct plx_datatype *dt, int exclusive);
@@ -78,8 +78,8 @@ void plx_coll_scan_sched(struct plx_sched *s, const void *sbuf, void *rbuf, MPI_
  * are skipped. Displacements as for alltoallw. cart: the lists are a
  * Cartesian topology's (-, +) pairs per dimension. */
 void plx_coll_neighbor_sched(struct plx_sched *s, int cart, int nin, const int *in, int nout, const int *out,
-                             const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
-                             struct plx_datatype *const *sdts, void *rbuf, const int *rcounts,
+                             const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                             struct plx_datatype *const *sdts, void *rbuf, const MPI_Count *rcounts,
                              const MPI_Aint *rdispls, struct plx_datatype *const *rdts);
 
 #endif

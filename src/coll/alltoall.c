@@ -98,8 +98,8 @@ void plx_coll_alltoall_sched(struct plx_sched *s, const void *sbuf, MPI_Aint sco
     }
 }
 
-void plx_coll_alltoallw_sched(struct plx_sched *s, const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
-                              struct plx_datatype *const *sdts, void *rbuf, const int *rcounts,
+void plx_coll_alltoallw_sched(struct plx_sched *s, const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                              struct plx_datatype *const *sdts, void *rbuf, const MPI_Count *rcounts,
                               const MPI_Aint *rdispls, struct plx_datatype *const *rdts)
 {
     int p = s->comm->size, r = s->comm->rank;
@@ -149,8 +149,8 @@ void plx_coll_alltoallw_sched(struct plx_sched *s, const void *sbuf, const int *
  * messages apart when one rank is both neighbours (a periodic dimension of
  * size 1 or 2). Graph topologies match in order. */
 void plx_coll_neighbor_sched(struct plx_sched *s, int cart, int nin, const int *in, int nout, const int *out,
-                             const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
-                             struct plx_datatype *const *sdts, void *rbuf, const int *rcounts,
+                             const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                             struct plx_datatype *const *sdts, void *rbuf, const MPI_Count *rcounts,
                              const MPI_Aint *rdispls, struct plx_datatype *const *rdts)
 {
     for (int i = 0; i < nin; i++)

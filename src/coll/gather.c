@@ -85,7 +85,7 @@ void plx_coll_gather_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scoun
 }
 
 void plx_coll_gatherv_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
-                            void *rbuf, const int *rcounts, const int *displs, struct plx_datatype *rdt, int root)
+                            void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, struct plx_datatype *rdt, int root)
 {
     int p = s->comm->size, r = s->comm->rank;
     if (r != root) {
@@ -158,7 +158,7 @@ void plx_coll_scatter_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scou
         plx_sched_copy(s, plx_coll_blk(sbuf, root, scount, sdt), scount, sdt, rbuf, rcount, rdt);
 }
 
-void plx_coll_scatterv_sched(struct plx_sched *s, const void *sbuf, const int *scounts, const int *displs,
+void plx_coll_scatterv_sched(struct plx_sched *s, const void *sbuf, const MPI_Count *scounts, const MPI_Aint *displs,
                              struct plx_datatype *sdt, void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt,
                              int root)
 {
@@ -220,7 +220,7 @@ static void plx_allgather_bruck(struct plx_sched *s, const void *own, MPI_Aint o
     }
 }
 
-static void plx_allgather_ring(struct plx_sched *s, int i0, void *rbuf, const int *rcounts, const int *displs,
+static void plx_allgather_ring(struct plx_sched *s, int i0, void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs,
                                MPI_Aint rcount, struct plx_datatype *rdt)
 {
     int p = s->comm->size, r = s->comm->rank;
@@ -279,7 +279,7 @@ void plx_coll_allgather_sched(struct plx_sched *s, const void *sbuf, MPI_Aint sc
 }
 
 void plx_coll_allgatherv_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
-                               void *rbuf, const int *rcounts, const int *displs, struct plx_datatype *rdt)
+                               void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, struct plx_datatype *rdt)
 {
     int r = s->comm->rank;
     if (sbuf != MPI_IN_PLACE)

@@ -108,7 +108,7 @@ void plx_inter_scatter_sched(struct plx_sched *s, const void *sbuf, MPI_Aint sco
 }
 
 void plx_inter_gatherv_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
-                             void *rbuf, const int *rcounts, const int *displs, struct plx_datatype *rdt, int root)
+                             void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, struct plx_datatype *rdt, int root)
 {
     struct plx_comm *c = s->comm;
     if (root == MPI_PROC_NULL)
@@ -122,7 +122,7 @@ void plx_inter_gatherv_sched(struct plx_sched *s, const void *sbuf, MPI_Aint sco
             plx_sched_recv(s, plx_coll_blk(rbuf, displs[i], 1, rdt), rcounts[i], rdt, i);
 }
 
-void plx_inter_scatterv_sched(struct plx_sched *s, const void *sbuf, const int *scounts, const int *displs,
+void plx_inter_scatterv_sched(struct plx_sched *s, const void *sbuf, const MPI_Count *scounts, const MPI_Aint *displs,
                               struct plx_datatype *sdt, void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt,
                               int root)
 {
@@ -157,7 +157,7 @@ void plx_inter_allgather_sched(struct plx_sched *s, const void *sbuf, MPI_Aint s
 }
 
 void plx_inter_allgatherv_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
-                                void *rbuf, const int *rcounts, const int *displs, struct plx_datatype *rdt)
+                                void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, struct plx_datatype *rdt)
 {
     struct plx_comm *c = s->comm;
     for (int i = 0; i < c->size; i++) {
@@ -168,8 +168,8 @@ void plx_inter_allgatherv_sched(struct plx_sched *s, const void *sbuf, MPI_Aint 
     }
 }
 
-void plx_inter_alltoallw_sched(struct plx_sched *s, const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
-                               struct plx_datatype *const *sdts, void *rbuf, const int *rcounts,
+void plx_inter_alltoallw_sched(struct plx_sched *s, const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                               struct plx_datatype *const *sdts, void *rbuf, const MPI_Count *rcounts,
                                const MPI_Aint *rdispls, struct plx_datatype *const *rdts)
 {
     struct plx_comm *c = s->comm;
@@ -230,14 +230,14 @@ void plx_inter_allreduce_sched(struct plx_sched *s, const void *sbuf, void *rbuf
     plx_inter_local_bcast(s, rbuf, count, dt);
 }
 
-void plx_inter_reduce_scatter_sched(struct plx_sched *s, const void *sbuf, void *rbuf, const int *rcounts,
+void plx_inter_reduce_scatter_sched(struct plx_sched *s, const void *sbuf, void *rbuf, const MPI_Count *rcounts,
                                     struct plx_datatype *dt)
 {
     struct plx_comm *c = s->comm, *lc = c->local_comm;
-    int *displs = plx_malloc((size_t)lc->size * sizeof *displs);
+    MPI_Aint *displs = plx_malloc((size_t)lc->size * sizeof *displs);
     MPI_Aint total = 0;
     for (int i = 0; i < lc->size; i++) {
-        displs[i] = (int)total;
+        displs[i] = total;
         total += rcounts[i];
     }
     void *theirs = plx_inter_reduce_swap(s, sbuf, total, dt, NULL);

@@ -15,25 +15,25 @@ void plx_inter_bcast_sched(struct plx_sched *s, void *buf, MPI_Aint count, struc
 void plx_inter_gather_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
                             void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt, int root);
 void plx_inter_gatherv_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
-                             void *rbuf, const int *rcounts, const int *displs, struct plx_datatype *rdt, int root);
+                             void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, struct plx_datatype *rdt, int root);
 void plx_inter_scatter_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
                              void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt, int root);
-void plx_inter_scatterv_sched(struct plx_sched *s, const void *sbuf, const int *scounts, const int *displs,
+void plx_inter_scatterv_sched(struct plx_sched *s, const void *sbuf, const MPI_Count *scounts, const MPI_Aint *displs,
                               struct plx_datatype *sdt, void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt,
                               int root);
 void plx_inter_allgather_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
                                void *rbuf, MPI_Aint rcount, struct plx_datatype *rdt);
 void plx_inter_allgatherv_sched(struct plx_sched *s, const void *sbuf, MPI_Aint scount, struct plx_datatype *sdt,
-                                void *rbuf, const int *rcounts, const int *displs, struct plx_datatype *rdt);
+                                void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, struct plx_datatype *rdt);
 /* alltoall, alltoallv and alltoallw: a type per peer, byte displacements */
-void plx_inter_alltoallw_sched(struct plx_sched *s, const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
-                               struct plx_datatype *const *sdts, void *rbuf, const int *rcounts,
+void plx_inter_alltoallw_sched(struct plx_sched *s, const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                               struct plx_datatype *const *sdts, void *rbuf, const MPI_Count *rcounts,
                                const MPI_Aint *rdispls, struct plx_datatype *const *rdts);
 void plx_inter_reduce_sched(struct plx_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
                             struct plx_datatype *dt, int root);
 void plx_inter_allreduce_sched(struct plx_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
                                struct plx_datatype *dt);
-void plx_inter_reduce_scatter_sched(struct plx_sched *s, const void *sbuf, void *rbuf, const int *rcounts,
+void plx_inter_reduce_scatter_sched(struct plx_sched *s, const void *sbuf, void *rbuf, const MPI_Count *rcounts,
                                     struct plx_datatype *dt);
 
 #endif

@@ -266,7 +266,7 @@ void plx_coll_allreduce_sched(struct plx_sched *s, const void *sbuf, void *rbuf,
 
 /* --- reduce_scatter ------------------------------------------------------ */
 
-void plx_coll_reduce_scatter_sched(struct plx_sched *s, const void *sbuf, void *rbuf, const int *rcounts,
+void plx_coll_reduce_scatter_sched(struct plx_sched *s, const void *sbuf, void *rbuf, const MPI_Count *rcounts,
                                    struct plx_datatype *dt)
 {
     int p = s->comm->size, r = s->comm->rank;

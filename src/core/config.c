@@ -13,7 +13,10 @@
 struct plx_config plx_config;
 
 #define PLX_SET(nm, ty, def, field, help) \
-    { nm, ty, def, help, offsetof(struct plx_config, field), sizeof(((struct plx_config *)0)->field) }
+    { nm, ty, def, help, offsetof(struct plx_config, field), sizeof(((struct plx_config *)0)->field), PLX_LIVE_NO }
+/* A setting read where it is used, not only at MPI_Init (see config.h) */
+#define PLX_SET_LIVE(nm, ty, def, field, live, help) \
+    { nm, ty, def, help, offsetof(struct plx_config, field), sizeof(((struct plx_config *)0)->field), live }
 
 const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_DEBUG", PLX_SET_INT, "0", debug,
@@ -40,11 +43,11 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_BIND", PLX_SET_STRING, "core", bind,
             "Read by mpiexec and plexus-proxy: core binds local rank i to the i-th allowed CPU when a "
             "host runs 2 or more ranks and no more than its CPUs; none leaves placement to the scheduler"),
-    PLX_SET("PLEXUS_SPIN_COUNT", PLX_SET_INT, "2000", spin_count,
+    PLX_SET_LIVE("PLEXUS_SPIN_COUNT", PLX_SET_INT, "2000", spin_count, PLX_LIVE_LOCAL,
             "Polls of the progress engine before a blocked wait starts yielding the CPU"),
-    PLX_SET("PLEXUS_YIELD_COUNT", PLX_SET_INT, "50", yield_count,
+    PLX_SET_LIVE("PLEXUS_YIELD_COUNT", PLX_SET_INT, "50", yield_count, PLX_LIVE_LOCAL,
             "sched_yield() rounds before a blocked wait sleeps until a peer rings its doorbell"),
-    PLX_SET("PLEXUS_STATS", PLX_SET_BOOL, "0", stats,
+    PLX_SET_LIVE("PLEXUS_STATS", PLX_SET_BOOL, "0", stats, PLX_LIVE_LOCAL,
             "Print messages and bytes per channel per peer at MPI_Finalize"),
     PLX_SET("PLEXUS_IFACES", PLX_SET_STRING, "", ifaces,
             "Network interfaces to use: names or CIDR blocks, comma-separated; ^ excludes "
@@ -101,9 +104,9 @@ const struct plx_setting plx_settings[] = {
             "Seconds a rail may stay silent (data unacknowledged, or no keepalive answer) before it counts "
             "as failed and its data goes again on the other rails (peers with two rails or more)"),
     /* MPI-IO (issue 18): defaults of the hints a program may set per file */
-    PLX_SET("PLEXUS_IO_CB_BUFFER_SIZE", PLX_SET_SIZE, "16M", io_cb_buffer_size,
+    PLX_SET_LIVE("PLEXUS_IO_CB_BUFFER_SIZE", PLX_SET_SIZE, "16M", io_cb_buffer_size, PLX_LIVE_ALL_EQ,
             "MPI-IO collective buffering: bytes an aggregator reads or writes per round (hint cb_buffer_size)"),
-    PLX_SET("PLEXUS_IO_CB_NODES", PLX_SET_INT, "0", io_cb_nodes,
+    PLX_SET_LIVE("PLEXUS_IO_CB_NODES", PLX_SET_INT, "0", io_cb_nodes, PLX_LIVE_ALL_EQ,
             "MPI-IO collective buffering: number of aggregators; 0 = one per node (hint cb_nodes)"),
     PLX_SET("PLEXUS_PMI", PLX_SET_STRING, "auto", pmi,
             "Process-manager protocol: auto (PMIx when PMIX_RANK is set, PMI-2 when PMI_FD and PMI_JOBID "

@@ -50,6 +50,13 @@ extern struct plx_config plx_config;
 
 enum plx_setting_type { PLX_SET_INT, PLX_SET_SIZE, PLX_SET_BOOL, PLX_SET_STRING };
 
+/* When a change of a setting takes effect, which MPI_T reports as the
+ * control variable's scope (and allows writes by): most are read once at
+ * MPI_Init; a live one is read where it is used, so a new value counts from
+ * then on, in this process (LOCAL) or, when every process must agree, once
+ * all have set it (ALL_EQ). */
+enum plx_setting_live { PLX_LIVE_NO = 0, PLX_LIVE_LOCAL, PLX_LIVE_ALL_EQ };
+
 struct plx_setting {
     const char *name;
     enum plx_setting_type type;
@@ -57,6 +64,7 @@ struct plx_setting {
     const char *help;
     size_t offset;              /* into struct plx_config */
     size_t len;                 /* for strings */
+    enum plx_setting_live live; /* PLX_SET rows: PLX_LIVE_NO; PLX_SET_LIVE rows say */
 };
 
 extern const struct plx_setting plx_settings[];

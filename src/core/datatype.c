@@ -628,6 +628,21 @@ struct plx_datatype *plx_dt_dup(struct plx_datatype *old)
     return d;
 }
 
+struct plx_datatype *plx_dt_f90(int combiner, int ni, const int *ints, struct plx_datatype *base)
+{
+    struct plx_datatype *d = plx_dt_new(combiner, ni, 0, 1);
+    if (!d)
+        return NULL;
+    memcpy(d->ints, ints, (size_t)ni * sizeof(int));
+    plx_dt_set_child(d, 0, base);   /* the layout comes from it */
+    plx_dt_copy_shape(d, base);
+    plx_dt_finish_runs(d, plx_copy_layout, NULL);
+    d->nt = 0;                  /* the envelope names no datatype; base is predefined, never released */
+    d->committed = 1;
+    d->obj.builtin = 1;         /* MPI_Type_free refuses it, as for every predefined type */
+    return d;
+}
+
 /* subarray and darray: built as the standard defines them, from the
  * constructors above, then given their own envelope. -------------------- */
 

@@ -116,6 +116,10 @@ struct plx_datatype *plx_dt_struct(MPI_Aint count, const int *blocklens, const M
                                    struct plx_datatype *const *types);
 struct plx_datatype *plx_dt_resized(struct plx_datatype *old, MPI_Aint lb, MPI_Aint extent);
 struct plx_datatype *plx_dt_dup(struct plx_datatype *old);
+/* The type MPI_Type_create_f90_integer/_real/_complex return: the layout of
+ * the predefined base, the F90 combiner with its ni (1 or 2) parameters, no
+ * datatypes in its envelope. Predefined in MPI's sense: it is never freed. */
+struct plx_datatype *plx_dt_f90(int combiner, int ni, const int *ints, struct plx_datatype *base);
 /* order: MPI_ORDER_C or MPI_ORDER_FORTRAN. */
 struct plx_datatype *plx_dt_subarray(int ndims, const int *sizes, const int *subsizes, const int *starts,
                                      int order, struct plx_datatype *old);

@@ -84,6 +84,24 @@ static const char *plx_err_class_text(int c)
     case MPI_ERR_RMA_SHARED: return "RMA shared memory failed";
     case MPI_ERR_RMA_FLAVOR: return "wrong window flavor";
     case MPI_ERR_SESSION: return "invalid session";
+    /* the tools interface's classes (MPI_T calls return them) */
+    case MPI_T_ERR_MEMORY: return "MPI_T: out of memory";
+    case MPI_T_ERR_NOT_INITIALIZED: return "MPI_T: the tools interface is not initialized";
+    case MPI_T_ERR_CANNOT_INIT: return "MPI_T: the tools interface cannot be initialized";
+    case MPI_T_ERR_INVALID_INDEX: return "MPI_T: invalid index";
+    case MPI_T_ERR_INVALID_ITEM: return "MPI_T: invalid item";
+    case MPI_T_ERR_INVALID_HANDLE: return "MPI_T: invalid handle";
+    case MPI_T_ERR_OUT_OF_HANDLES: return "MPI_T: no more handles";
+    case MPI_T_ERR_OUT_OF_SESSIONS: return "MPI_T: no more sessions";
+    case MPI_T_ERR_INVALID_SESSION: return "MPI_T: invalid session";
+    case MPI_T_ERR_CVAR_SET_NOT_NOW: return "MPI_T: the control variable cannot be set now";
+    case MPI_T_ERR_CVAR_SET_NEVER: return "MPI_T: the control variable cannot be set";
+    case MPI_T_ERR_PVAR_NO_STARTSTOP: return "MPI_T: the performance variable cannot be started or stopped";
+    case MPI_T_ERR_PVAR_NO_WRITE: return "MPI_T: the performance variable cannot be written or reset";
+    case MPI_T_ERR_PVAR_NO_ATOMIC: return "MPI_T: the performance variable cannot be read and written atomically";
+    case MPI_T_ERR_INVALID_NAME: return "MPI_T: no variable or category has this name";
+    case MPI_T_ERR_INVALID: return "MPI_T: invalid argument";
+    case MPI_T_ERR_NOT_SUPPORTED: return "MPI_T: not supported";
     case MPIX_ERR_PROC_FAILED: return "a peer process failed";
     default: return NULL;
     }

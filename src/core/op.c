@@ -71,8 +71,17 @@ struct plx_op *plx_op_create(MPI_User_function *fn, int commute)
     if (!o)
         return NULL;
     o->fn = fn;
+    o->fn_c = NULL;
     o->commute = commute != 0;
     o->handle = o->obj.handle;
+    return o;
+}
+
+struct plx_op *plx_op_create_c(MPI_User_function_c *fn_c, int commute)
+{
+    struct plx_op *o = plx_op_create(NULL, commute);
+    if (o)
+        o->fn_c = fn_c;
     return o;
 }
 
@@ -328,7 +337,7 @@ int plx_op_apply(MPI_Op op, MPI_Datatype type, const void *in, void *inout, MPI_
 
 int plx_op_valid_for(const struct plx_op *op, const struct plx_datatype *dt)
 {
-    if (op->fn)
+    if (op->fn || op->fn_c)
         return 1;
     if (dt->size == 0)
         return 1;
@@ -340,6 +349,12 @@ int plx_op_reduce(const struct plx_op *op, const void *in, void *inout, MPI_Aint
 {
     if (count <= 0 || dt->size == 0)
         return 0;
+    if (op->fn_c) {             /* one call, whatever the count */
+        MPI_Datatype h = dt->obj.handle;
+        MPI_Count len = count;
+        op->fn_c((void *)in, inout, &len, &h);
+        return 0;
+    }
     if (op->fn) {
         MPI_Datatype h = dt->obj.handle;
         while (count > 0) {     /* the user function takes an int count */

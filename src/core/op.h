@@ -24,6 +24,7 @@
 struct plx_op {
     struct plx_obj obj;
     MPI_User_function *fn;      /* NULL for predefined ops */
+    MPI_User_function_c *fn_c;  /* MPI_Op_create_c's (then fn is NULL) */
     int commute;
     MPI_Op handle;
 };
@@ -35,6 +36,8 @@ struct plx_op *plx_op_lookup(MPI_Op h);
 void plx_op_addref(struct plx_op *op);
 void plx_op_release(struct plx_op *op);
 struct plx_op *plx_op_create(MPI_User_function *fn, int commute);
+/* The large-count form (MPI_Op_create_c): fn_c takes an MPI_Count length. */
+struct plx_op *plx_op_create_c(MPI_User_function_c *fn_c, int commute);
 
 /* Is the predefined op defined for dt (through its basic type)? User ops
  * accept every type. */

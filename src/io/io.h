@@ -59,6 +59,7 @@ struct plx_io_datarep {
     struct plx_io_datarep *next;
     char name[MPI_MAX_DATAREP_STRING];
     MPI_Datarep_conversion_function *read_fn, *write_fn;   /* NULL: no conversion */
+    MPI_Datarep_conversion_function_c *read_fn_c, *write_fn_c;  /* MPI_Register_datarep_c's instead */
     MPI_Datarep_extent_function *extent_fn;
     void *extra_state;
 };
@@ -143,6 +144,10 @@ int plx_io_sync(struct plx_file *f);
 int plx_io_datarep_register(const char *name, MPI_Datarep_conversion_function *read_fn,
                             MPI_Datarep_conversion_function *write_fn, MPI_Datarep_extent_function *extent_fn,
                             void *extra_state);
+/* The same with the large-count conversion functions (MPI_Register_datarep_c). */
+int plx_io_datarep_register_c(const char *name, MPI_Datarep_conversion_function_c *read_fn,
+                              MPI_Datarep_conversion_function_c *write_fn, MPI_Datarep_extent_function *extent_fn,
+                              void *extra_state);
 const struct plx_io_datarep *plx_io_datarep_find(const char *name);
 /* 1 when every basic element of dt has its native size in d (see above). */
 int plx_io_datarep_fits(const struct plx_io_datarep *d, const struct plx_datatype *dt);

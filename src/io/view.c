@@ -44,6 +44,32 @@ int plx_io_datarep_register(const char *name, MPI_Datarep_conversion_function *r
     return 0;
 }
 
+int plx_io_datarep_register_c(const char *name, MPI_Datarep_conversion_function_c *read_fn,
+                              MPI_Datarep_conversion_function_c *write_fn, MPI_Datarep_extent_function *extent_fn,
+                              void *extra_state)
+{
+    int e = plx_io_datarep_register(name, NULL, NULL, extent_fn, extra_state);
+    if (e == 0) {               /* the new one is first in the list */
+        plx_io_dreps->read_fn_c = read_fn;
+        plx_io_dreps->write_fn_c = write_fn;
+    }
+    return e;
+}
+
+/* Runs d's read (write: 0) or write conversion on count items of dt; the
+ * int form of the function takes at most INT32_MAX of them per call. */
+static int plx_io_convert(const struct plx_io_datarep *d, int write, void *userbuf, const struct plx_datatype *dt,
+                          MPI_Aint count, void *filebuf)
+{
+    MPI_Datarep_conversion_function_c *fc = write ? d->write_fn_c : d->read_fn_c;
+    if (fc)
+        return fc(userbuf, dt->obj.handle, count, filebuf, 0, d->extra_state) == MPI_SUCCESS ? 0 : EOVERFLOW;
+    MPI_Datarep_conversion_function *fi = write ? d->write_fn : d->read_fn;
+    if (count > INT32_MAX || fi(userbuf, dt->obj.handle, (int)count, filebuf, 0, d->extra_state) != MPI_SUCCESS)
+        return EOVERFLOW;
+    return 0;
+}
+
 int plx_io_datarep_fits(const struct plx_io_datarep *d, const struct plx_datatype *dt)
 {
     if (dt->size == 0)
@@ -162,15 +188,14 @@ int plx_io_stage_out(const struct plx_file *f, const void *buf, MPI_Aint count, 
 {
     size_t n = (size_t)count * (size_t)dt->size;
     *tmp_p = NULL;
-    int convert = f->drep && f->drep->write_fn;
+    int convert = f->drep && (f->drep->write_fn || f->drep->write_fn_c);
     if (!f->external32 && !convert && dt->contig) {
         *data_p = (const char *)buf + dt->true_lb;
         return 0;
     }
     char *tmp = plx_malloc(n ? n : 1);
     if (convert) {
-        if (count > INT32_MAX ||
-            f->drep->write_fn((void *)buf, dt->obj.handle, (int)count, tmp, 0, f->drep->extra_state) != MPI_SUCCESS) {
+        if (plx_io_convert(f->drep, 1, (void *)buf, dt, count, tmp)) {
             free(tmp);
             return EOVERFLOW;
         }
@@ -194,7 +219,7 @@ char *plx_io_stage_buf(const struct plx_file *f, void *buf, MPI_Aint count, cons
 {
     size_t n = (size_t)count * (size_t)dt->size;
     *tmp_p = NULL;
-    if (!f->external32 && !(f->drep && f->drep->read_fn) && dt->contig)
+    if (!f->external32 && !(f->drep && (f->drep->read_fn || f->drep->read_fn_c)) && dt->contig)
         return (char *)buf + dt->true_lb;
     *tmp_p = plx_malloc(n ? n : 1);
     return *tmp_p;
@@ -205,14 +230,11 @@ int plx_io_stage_in(const struct plx_file *f, const char *tmp, size_t got, void 
 {
     if (!tmp)
         return 0;
-    if (f->drep && f->drep->read_fn) {
+    if (f->drep && (f->drep->read_fn || f->drep->read_fn_c)) {
         MPI_Aint whole = dt->size ? (MPI_Aint)(got / (size_t)dt->size) : 0;
         if (whole > count)
             whole = count;
-        if (whole && f->drep->read_fn(buf, dt->obj.handle, (int)whole, (void *)tmp, 0, f->drep->extra_state) !=
-                         MPI_SUCCESS)
-            return EOVERFLOW;
-        return 0;
+        return whole ? plx_io_convert(f->drep, 0, buf, dt, whole, (void *)tmp) : 0;
     }
     if (f->external32) {
         MPI_Aint whole = dt->size ? (MPI_Aint)(got / (size_t)dt->size) : 0;

@@ -47,6 +47,18 @@ static void plx_pt2pt_print_stats(void)
     }
 }
 
+int plx_pt2pt_chan_stats(int lpid, int ifc_id, uint64_t out[PLX_ST_N])
+{
+    struct plx_peer *p = lpid >= 0 && lpid < plx_p2p.npeers ? plx_p2p.peers[lpid] : NULL;
+    if (!p || !p->rp) {
+        memset(out, 0, PLX_ST_N * sizeof *out);
+        return 0;
+    }
+    const uint64_t p2p[4] = { p->st_sent, p->st_sent_bytes, p->st_recv, p->st_recv_bytes };
+    plx_route_chan_stats(p->rp, ifc_id, p2p, out);
+    return 1;
+}
+
 void plx_pt2pt_finalize(void)
 {
     if (plx_config.stats)

@@ -38,6 +38,10 @@
 
 plx_status_t plx_pt2pt_init(void);
 void plx_pt2pt_finalize(void);
+/* The counters of the channel through route instance ifc_id to world rank
+ * lpid (route.h's PLX_ST_*; zeros and 0 when this rank has not talked to
+ * it). Caller holds the lock. */
+int plx_pt2pt_chan_stats(int lpid, int ifc_id, uint64_t out[5]);
 
 /* Fast path of a blocking standard-mode send of contiguous data: sends it
  * eagerly right now if nothing is queued to the peer, the size is eager and

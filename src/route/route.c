@@ -1135,26 +1135,48 @@ void plx_route_finalize(void)
 
 /* --- reporting ---------------------------------------------------------------------- */
 
+static void plx_route_chan_counts(const struct plx_route_peer *rp, const struct plx_chan *ch, const uint64_t p2p[4],
+                                  uint64_t out[PLX_ST_N])
+{
+    out[PLX_ST_SENT_PKTS] = ch->st_sent_pkts;
+    out[PLX_ST_SENT_BYTES] = ch->st_sent_bytes;
+    out[PLX_ST_RESENT_BYTES] = ch->st_resent_bytes;
+    out[PLX_ST_RECV_PKTS] = ch->st_recv_pkts;
+    out[PLX_ST_RECV_BYTES] = ch->st_recv_bytes;
+    if (rp->fast) {             /* the router does not see a fast peer's sends */
+        out[PLX_ST_SENT_PKTS] = p2p[0];
+        out[PLX_ST_SENT_BYTES] = p2p[1];
+        if (!out[PLX_ST_RECV_PKTS] && !out[PLX_ST_RECV_BYTES]) {   /* nor, on a fate-shared channel, its receives */
+            out[PLX_ST_RECV_PKTS] = p2p[2];
+            out[PLX_ST_RECV_BYTES] = p2p[3];
+        }
+    }
+}
+
+void plx_route_chan_stats(const struct plx_route_peer *rp, int ifc_id, const uint64_t p2p[4], uint64_t out[PLX_ST_N])
+{
+    const struct plx_chan *ch = ifc_id >= 0 && ifc_id < PLX_ROUTE_MAX_IFACES ? rp->by_ifc[ifc_id] : NULL;
+    if (ch)
+        plx_route_chan_counts(rp, ch, p2p, out);
+    else
+        memset(out, 0, PLX_ST_N * sizeof *out);
+}
+
 void plx_route_print_stats(struct plx_route_peer *rp, uint64_t sent, uint64_t sent_bytes, uint64_t recv,
                            uint64_t recv_bytes)
 {
+    const uint64_t p2p[4] = { sent, sent_bytes, recv, recv_bytes };
     for (int c = 0; c < rp->nchan; c++) {
         const struct plx_chan *ch = &rp->chan[c];
-        uint64_t sp = ch->st_sent_pkts, sb = ch->st_sent_bytes, rp_ = ch->st_recv_pkts, rb = ch->st_recv_bytes;
-        if (rp->fast) {         /* the router does not see a fast peer's sends */
-            sp = sent;
-            sb = sent_bytes;
-            if (!rp_ && !rb) {  /* nor, on a fate-shared channel, its receives */
-                rp_ = recv;
-                rb = recv_bytes;
-            }
-        }
-        if (!sp && !rp_)
+        uint64_t v[PLX_ST_N];
+        plx_route_chan_counts(rp, ch, p2p, v);
+        if (!v[PLX_ST_SENT_PKTS] && !v[PLX_ST_RECV_PKTS])
             continue;
         plx_warn("stats: rank %d peer %d channel %s: sent %llu packets %llu bytes, resent %llu bytes, "
                  "received %llu packets %llu bytes", plx_procs.my_lpid, rp->lpid, ch->ifc->name,
-                 (unsigned long long)sp, (unsigned long long)sb, (unsigned long long)ch->st_resent_bytes,
-                 (unsigned long long)rp_, (unsigned long long)rb);
+                 (unsigned long long)v[PLX_ST_SENT_PKTS], (unsigned long long)v[PLX_ST_SENT_BYTES],
+                 (unsigned long long)v[PLX_ST_RESENT_BYTES], (unsigned long long)v[PLX_ST_RECV_PKTS],
+                 (unsigned long long)v[PLX_ST_RECV_BYTES]);
     }
 }
 

@@ -126,6 +126,12 @@ const struct plx_tp_caps *plx_route_caps(struct plx_route_peer *rp);
  * fast peer (one channel, where they are the channel's). */
 void plx_route_print_stats(struct plx_route_peer *rp, uint64_t sent, uint64_t sent_bytes, uint64_t recv,
                            uint64_t recv_bytes);
+/* The counters of rp's channel through instance ifc_id (all 0 when it has
+ * none) as PLEXUS_STATS prints them: p2p[] are pt2pt's sent, sent bytes,
+ * received, received bytes of the peer, which stand in for a fast peer's.
+ * MPI_T's performance variables read them (api/mpit.c). */
+enum { PLX_ST_SENT_PKTS, PLX_ST_SENT_BYTES, PLX_ST_RESENT_BYTES, PLX_ST_RECV_PKTS, PLX_ST_RECV_BYTES, PLX_ST_N };
+void plx_route_chan_stats(const struct plx_route_peer *rp, int ifc_id, const uint64_t p2p[4], uint64_t out[PLX_ST_N]);
 
 /* For plexus-info: one line per component (works here or why not) and the
  * rules in effect. */

@@ -2,6 +2,7 @@
  * plexus-info: the version, the build, the transports usable on this
  * machine, and every PLEXUS_* setting with its current value and help.
  */
+#include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 #include "core/config.h"
@@ -25,7 +26,7 @@ int main(int argc, char **argv)
         printf("usage: plexus-info      print version, build, transports and settings\n");
         return 0;
     }
-    printf("Plexus %s (MPI 3.1, MPICH ABI: libmpi.so.12)\n", PLX_VERSION_STRING);
+    printf("Plexus %s (MPI %d.%d, MPICH ABI: libmpi.so.12)\n", PLX_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
     printf("build: %s, prefix %s, compiled %s %s\n", PLX_BUILD_TYPE, PLX_PREFIX, __DATE__, __TIME__);
     printf("fortran bindings: %s\n", PLX_FORTRAN_INFO);
     printf("\ntransports:\n");
@@ -36,8 +37,12 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < plx_nsettings; i++) {
         char val[300];
         plx_config_format(&plx_settings[i], val, sizeof val);
-        printf("  %-26s = %-10s (default %s)\n      %s\n", plx_settings[i].name, val, plx_settings[i].defval,
-               plx_settings[i].help);
+        static const char *const when[] = { [PLX_LIVE_NO] = "read at MPI_Init",
+                                            [PLX_LIVE_LOCAL] = "may also be changed while running (MPI_T)",
+                                            [PLX_LIVE_ALL_EQ] = "may also be changed while running (MPI_T), "
+                                                                "equally in every process" };
+        printf("  %-26s = %-10s (default %s; %s)\n      %s\n", plx_settings[i].name, val, plx_settings[i].defval,
+               when[plx_settings[i].live], plx_settings[i].help);
     }
     return 0;
 }
