@@ -39,20 +39,21 @@
  *    since it last looked, an application thread is driving the engine (a
  *    wait spinning, a loop of MPI_Test): the thread *parks*. It withdraws
  *    from the doorbells (so shared-memory senders stop ringing and TCP
- *    sockets stop waking it) and sleeps on its own eventfd for
- *    PLX_PROGRESS_PARK_MS at a time, reading `app_gen` without the lock when
- *    it wakes; it takes the lock again only once the application has been
- *    quiet for a whole period, or when rung. So while the application
- *    communicates, its calls find the lock free: the thread costs them one
- *    uncontended mutex pair per call and a wake-up of the parked thread a
- *    millisecond, not a lock handed back and forth per message.
+ *    sockets stop waking it) and sleeps on its own eventfd for short
+ *    periods (PLX_PROGRESS_PARK_MIN_US, doubling up to _MAX_US), reading
+ *    `app_gen` without the lock when it wakes; it takes the lock again only
+ *    once the application has been quiet for a whole period, or when rung.
+ *    So while the application communicates, its calls find the lock free:
+ *    the thread costs them one uncontended mutex pair per call and at most
+ *    one wake-up of the parked thread a millisecond, not a lock handed back
+ *    and forth per message.
  *  - When the application stops calling MPI, the thread *watches*: it
  *    announces its sleep to the transports (plx_route_sleep_prepare: the
  *    shared-memory `sleeping` count, TCP's epoll set), polls once more
  *    (nothing published before the announcement is missed), lets go of the
- *    lock and sleeps in poll() on their descriptors and its eventfd; at
- *    most PLX_PROGRESS_PARK_MS after the application's last poll, and at
- *    once when an application thread goes to sleep in a wait.
+ *    lock and sleeps in poll() on their descriptors and its eventfd: one to
+ *    two park periods after the application's last poll, and at once when
+ *    an application thread goes to sleep in a wait.
  *  - An application thread whose wait has spun and yielded in vain does not
  *    sleep on the doorbells itself: it sleeps on the condition variable
  *    (`nwaiting`), behind the thread, and rings the thread's eventfd if it
@@ -76,6 +77,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 #include "coll/sched.h"
@@ -112,7 +114,14 @@ static struct {
     pthread_t tid;
 } plx_progress_async;
 
-#define PLX_PROGRESS_PARK_MS 1  /* how long a parked thread sleeps before it looks again */
+/* A parked thread looks again after PARK_MIN, then at doubling intervals up
+ * to PARK_MAX while the application keeps polling: it takes over between
+ * one and two periods after the application's last poll (~50-100 us after
+ * a single call such as a barrier, at most ~2 ms after a long stretch of
+ * communication), and costs ~1000 wake-ups a second while an application
+ * thread communicates without pause. */
+#define PLX_PROGRESS_PARK_MIN_US 50
+#define PLX_PROGRESS_PARK_MAX_US 1000
 #define PLX_PROGRESS_SLEEP_MS 100
 
 static void plx_progress_wake(void);
@@ -353,22 +362,26 @@ void plx_progress_wait_req(struct plx_request *r)
 
 /* --- the asynchronous progress thread (see the top of this file) ------------------ */
 
-/* Parked: sleeps on the eventfd, PLX_PROGRESS_PARK_MS at a time, until the
+/* Parked: sleeps on the eventfd, a park period at a time, until the
  * application has not polled for a whole period, the eventfd rings or
  * finalize asks the thread to stop. Called and returns with the lock held;
  * sleeps without it. */
 static void plx_progress_async_park(void)
 {
     struct pollfd p = { .fd = plx_progress_mt.efd, .events = POLLIN };
+    long period = PLX_PROGRESS_PARK_MIN_US;
     plx_progress_async.parked = 1;
     plx_lock_release();
     for (;;) {
         unsigned long seen = __atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED);
-        int r = poll(&p, 1, PLX_PROGRESS_PARK_MS);
+        struct timespec t = { 0, period * 1000 };
+        int r = ppoll(&p, 1, &t, NULL);
         if (r != 0 || __atomic_load_n(&plx_progress_async.stop, __ATOMIC_RELAXED))
             break;              /* rung (or interrupted): look at once */
         if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
             break;              /* the application went quiet */
+        if (period < PLX_PROGRESS_PARK_MAX_US)
+            period *= 2;        /* it keeps polling: look less often */
     }
     plx_lock_acquire();
     plx_progress_async.parked = 0;
@@ -405,6 +418,9 @@ static void plx_progress_async_watch(void)
 static void *plx_progress_async_main(void *arg)
 {
     (void)arg;
+    /* the park periods are tens of microseconds: the default 50 us of
+     * timer slack would double them */
+    (void)prctl(PR_SET_TIMERSLACK, 5000UL, 0, 0, 0);
     plx_lock_acquire();
     unsigned long seen = plx_progress_async.app_gen;
     while (!plx_progress_async.stop) {
