@@ -113,6 +113,8 @@ static struct {
     int parked;                 /* it sleeps on the eventfd only (see above) */
     unsigned long app_gen;      /* polls made by application threads */
     pthread_t tid;
+    /* PLEXUS_STATS, written by the thread only */
+    uint64_t st_work, st_watch, st_park, st_park_periods;
 } plx_progress_async;
 
 /* A parked thread looks again after PARK_MIN, then at doubling intervals up
@@ -384,6 +386,7 @@ static void plx_progress_async_park(void)
         unsigned long seen = __atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED);
         struct timespec t = { 0, period * 1000 };
         int r = ppoll(&p, 1, &t, NULL);
+        plx_progress_async.st_park_periods++;
         if (r != 0 || __atomic_load_n(&plx_progress_async.stop, __ATOMIC_RELAXED))
             break;              /* rung (or interrupted): look at once */
         if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
@@ -414,6 +417,7 @@ static void plx_progress_async_watch(void)
     }
     plx_progress_mt.watching = 1;
     if (plx_progress_poll_engine() == 0 && !plx_progress_async.stop) {
+        plx_progress_async.st_watch++;
         plx_lock_release();
         (void)poll(fds, (nfds_t)n, PLX_PROGRESS_SLEEP_MS);
         plx_lock_acquire();
@@ -436,6 +440,7 @@ static void *plx_progress_async_main(void *arg)
         if (plx_progress_poll_engine()) {
             plx_lock_relax();   /* application threads waiting for the lock go first */
             last_work = plx_util_now();
+            plx_progress_async.st_work++;
             continue;
         }
         if (plx_unlikely(plx_progress_dump_requested)) {    /* --timeout, while the application computes */
@@ -452,6 +457,7 @@ static void *plx_progress_async_main(void *arg)
             continue;
         }
         if (app_busy) {
+            plx_progress_async.st_park++;
             plx_progress_async_park();
             seen = plx_progress_async.app_gen;  /* what it polled while we were parked is past */
         } else {
@@ -506,5 +512,11 @@ void plx_progress_async_stop(void)
     for (int i = 0; i < depth; i++)
         plx_lock_acquire();
     plx_progress_async.on = 0;
+    if (plx_config.stats)
+        plx_warn("stats: progress thread: %llu polls with work, %llu sleeps on the doorbells, parked %llu times "
+                 "(%llu park periods) while the application polled",
+                 (unsigned long long)plx_progress_async.st_work, (unsigned long long)plx_progress_async.st_watch,
+                 (unsigned long long)plx_progress_async.st_park,
+                 (unsigned long long)plx_progress_async.st_park_periods);
     plx_debug(1, "asynchronous progress thread stopped");
 }

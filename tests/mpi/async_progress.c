@@ -22,6 +22,20 @@
 #include "plx_test.h"
 #include <time.h>
 
+/* The point of this test is to look at a buffer the library fills while the
+ * request is pending, which MPI itself does not allow: ThreadSanitizer would
+ * rightly call it a race with the progress thread. These reads are hidden
+ * from it (the library's own accesses are still checked); the request is
+ * then completed with MPI_Wait before the data is used. */
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize)
+#define NO_TSAN __attribute__((no_sanitize("thread")))
+#endif
+#endif
+#ifndef NO_TSAN
+#define NO_TSAN
+#endif
+
 #define BIG (4u << 20)          /* above every transport's eager limit */
 #define ROUNDS 3
 #define GIVE_UP 30.0            /* seconds: generous, counted as failure */
@@ -35,7 +49,7 @@ static double now_s(void)
 
 /* Waits, without calling MPI, until buf[0..n) holds the pattern of seed.
  * Returns the offset of the first byte still wrong at the give-up, or -1. */
-static long long wait_for_pattern(const volatile unsigned char *buf, size_t n, uint32_t seed)
+NO_TSAN static long long wait_for_pattern(const volatile unsigned char *buf, size_t n, uint32_t seed)
 {
     size_t good = 0;
     double start = now_s();
@@ -49,6 +63,17 @@ static long long wait_for_pattern(const volatile unsigned char *buf, size_t n, u
             return (long long)good;
     }
     return -1;
+}
+
+/* Waits, without calling MPI, until *v == want; 0 at the give-up. */
+NO_TSAN static int wait_for_int(const volatile int *v, int want)
+{
+    double start = now_s();
+    unsigned spins = 0;
+    while (*v != want)
+        if ((++spins & 0xffff) == 0 && now_s() - start > GIVE_UP)
+            return 0;
+    return 1;
 }
 
 static void check_silent(long long bad, const char *what, int peer, size_t n)
@@ -102,15 +127,12 @@ int main(int argc, char **argv)
             MPI_Request r[2];
             PLX_CHECK_MPI(MPI_Irecv((void *)&answer, 1, MPI_INT, peer, 40 + round, MPI_COMM_WORLD, &r[0]));
             PLX_CHECK_MPI(MPI_Isend(big, BIG, MPI_BYTE, peer, 30 + round, MPI_COMM_WORLD, &r[1]));
-            double start = now_s();
-            unsigned spins = 0;
-            while (answer != 1000 + round)
-                if ((++spins & 0xffff) == 0 && now_s() - start > GIVE_UP)
-                    break;
-            PLX_CHECK(answer == 1000 + round, "send: rank %d did not get this rank's %u bytes while this rank "
+            int arrived = wait_for_int(&answer, 1000 + round);
+            PLX_CHECK(arrived, "send: rank %d did not get this rank's %u bytes while this rank "
                       "stayed out of MPI (no answer after %.0f s)", peer, BIG, GIVE_UP);
             MPI_Status sts[2];
             PLX_CHECK_MPI(MPI_Waitall(2, r, sts));
+            PLX_CHECK_EQ(answer, 1000 + round, "answer");
             PLX_CHECK_STATUS(sts[0], peer, 40 + round, (int)sizeof(int));
         } else {
             uint32_t want = plx_seed((uint32_t)peer, (uint32_t)rank, BIG, (uint32_t)round);
