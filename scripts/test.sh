@@ -60,6 +60,8 @@ if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPLEXUS_SANITIZE=ON -DPLEX
     run_ctest build-asan -j"$jobs" -R '^mpi\.(io_access|io_coll|io_errors)\.np(2|4)$'
     # intercommunicators, idup, ports and joins (issue 16)
     run_ctest build-asan -j"$jobs" -R '^mpi\.(intercomm|dynamic)\.np(2|3|4)$'
+    # the asynchronous progress thread (issue 12): its start, its work and its join at finalize
+    run_ctest build-asan -j"$jobs" -R '^mpi\.(async_progress|async_rma_am_shm|async_rma_am_tcp)\.np2$'
     unset ASAN_OPTIONS UBSAN_OPTIONS
 else
     tail -50 build-asan.log
@@ -77,7 +79,7 @@ else
     echo "fuzz build failed"
     fail=$((fail + 1))
 fi
-tsan_progs="thread_multiple tcp_thread_sleep status_error_threads"
+tsan_progs="thread_multiple tcp_thread_sleep status_error_threads async_progress tcp_async_progress async_thread_multiple"
 if cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPLEXUS_TSAN=ON >/dev/null &&
    cmake --build build-tsan -j"$jobs" --target mpi mpiexec plexus-proxy \
        $(for p in $tsan_progs; do printf 'mpitest_%s ' "$p"; done) >build-tsan.log 2>&1; then

@@ -111,6 +111,11 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_PMI", PLX_SET_STRING, "auto", pmi,
             "Process-manager protocol: auto (PMIx when PMIX_RANK is set, PMI-2 when PMI_FD and PMI_JOBID "
             "are, as under srun --mpi=pmi2, else PMI-1 on PMI_FD, else a singleton), pmi1, pmi2 or pmix"),
+    /* Issue 12: the asynchronous progress thread (src/progress/progress.c) */
+    PLX_SET("PLEXUS_ASYNC_PROGRESS", PLX_SET_BOOL, "0", async_progress,
+            "Run a progress thread that completes rendezvous transfers and remote-memory operations "
+            "while the application computes without calling MPI; it sleeps on the transports' "
+            "doorbells when idle (turns the library's thread-safe paths on)"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

@@ -132,7 +132,9 @@ plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provid
     snprintf(plx_procs.kvsname, sizeof plx_procs.kvsname, "%s", pm.kvsname);
     plx_sanitize(plx_procs.kvsname);
 
-    if (required == MPI_THREAD_MULTIPLE) {
+    /* the asynchronous progress thread polls beside the application's
+     * threads: the library's thread-safe paths must be on */
+    if (required == MPI_THREAD_MULTIPLE || plx_config.async_progress) {
         pthread_mutexattr_t a;
         pthread_mutexattr_init(&a);
         pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
@@ -164,6 +166,7 @@ plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provid
     plx_attr_init_builtins();
     plx_progress_init();
     plx_rt.initialized = 1;
+    plx_progress_async_start();
     plx_debug(1, "initialised: rank %d of %d, node %d with %d local ranks, job %s", plx_procs.my_lpid,
               plx_procs.n, plx_procs.my_node, plx_procs.nlocal, plx_procs.kvsname);
     return PLX_OK;
@@ -178,6 +181,7 @@ plx_status_t plx_runtime_finalize(void)
     plx_comm_finalize_builtins();
     plx_status_t st = plx_coll_barrier(plx_comm_world, PLX_COLL_TAG_DEFAULT);
     plx_rt.finalized = 1;
+    plx_progress_async_stop();
     plx_pt2pt_finalize();
     plx_route_finalize();
     plx_progress_finalize();

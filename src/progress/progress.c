@@ -19,15 +19,65 @@
  * and broadcasts the condition. The sleepers then look at their requests
  * again. When the watcher wakes, it wakes the others, and one of them
  * becomes the next watcher.
+ *
+ * The asynchronous progress thread (PLEXUS_ASYNC_PROGRESS=1, issue 12).
+ * One extra thread drives the engine while the application computes, so a
+ * rendezvous transfer, an active-message remote-memory operation
+ * (route/rma_am.c) or a nonblocking collective moves on without the
+ * application calling MPI. It turns the library lock on (plx_lock.needed,
+ * core/lock.h) whatever thread level was asked for; it never calls the MPI
+ * API, only the engine, and holds the lock only while it polls.
+ *
+ * Locking between the thread and application threads:
+ *  - Everything the engine touches stays under the one library lock, as
+ *    with MPI_THREAD_MULTIPLE. The thread holds it only while it polls; it
+ *    lets go of it to sleep, and lets waiting application threads in
+ *    between polls that found work (plx_lock_relax).
+ *  - The two never take turns polling. Every poll made by an application
+ *    thread bumps `app_gen` (a store under the lock the thread reads without
+ *    it). When the thread finds nothing to do and the application has polled
+ *    since it last looked, an application thread is driving the engine (a
+ *    wait spinning, a loop of MPI_Test): the thread *parks*. It withdraws
+ *    from the doorbells (so shared-memory senders stop ringing and TCP
+ *    sockets stop waking it) and sleeps on its own eventfd for short
+ *    periods (PLX_PROGRESS_PARK_MIN_US, doubling up to _MAX_US), reading
+ *    `app_gen` without the lock when it wakes; it takes the lock again only
+ *    once the application has been quiet for a whole period, or when rung.
+ *    So while the application communicates, its calls find the lock free:
+ *    the thread costs them one uncontended mutex pair per call and at most
+ *    one wake-up of the parked thread a millisecond, not a lock handed back
+ *    and forth per message.
+ *  - When the application stops calling MPI, the thread *watches*: it
+ *    announces its sleep to the transports (plx_route_sleep_prepare: the
+ *    shared-memory `sleeping` count, TCP's epoll set), polls once more
+ *    (nothing published before the announcement is missed), lets go of the
+ *    lock and sleeps in poll() on their descriptors and its eventfd: one to
+ *    two park periods after the application's last poll, and at once when
+ *    an application thread goes to sleep in a wait.
+ *  - An application thread whose wait has spun and yielded in vain does not
+ *    sleep on the doorbells itself: it sleeps on the condition variable
+ *    (`nwaiting`), behind the thread, and rings the thread's eventfd if it
+ *    is parked. Every poll that does work while someone sleeps there
+ *    broadcasts it, as above. A thread holding the lock more than once (a
+ *    callback that called MPI) cannot let go of it and sleeps on the
+ *    doorbells itself, as before; the transports count their sleepers.
+ *  - Finalize sets `stop` and rings the eventfd, lets go of the lock and
+ *    joins the thread, before the transports close.
+ * Cost: with the thread off nothing changes but one predictable branch per
+ * poll. With it on, an idle rank wakes at most every 100 ms per sleeping
+ * thread (the sleeps' time limit, kept for the route layer's timers and the
+ * --timeout dump).
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 #include "coll/sched.h"
@@ -39,6 +89,7 @@
 #include "progress/progress.h"
 #include "pt2pt/pt2pt.h"
 #include "route/route.h"
+#include "util/util.h"
 
 volatile int plx_progress_dump_requested;
 
@@ -53,7 +104,38 @@ static struct {
     pthread_cond_t cond;        /* with plx_lock.mutex */
 } plx_progress_mt;
 
+/* The asynchronous progress thread. `stop` and `app_gen` are written under
+ * the library lock and read by the thread without it; the rest is under the
+ * lock. */
+static struct {
+    int on;                     /* the thread runs (set before it starts, cleared after the join) */
+    int stop;                   /* finalize asks it to end */
+    int parked;                 /* it sleeps on the eventfd only (see above) */
+    unsigned long app_gen;      /* polls made by application threads */
+    pthread_t tid;
+    /* PLEXUS_STATS, written by the thread only */
+    uint64_t st_work, st_watch, st_park, st_park_periods;
+} plx_progress_async;
+
+/* A parked thread looks again after PARK_MIN, then at doubling intervals up
+ * to PARK_MAX while the application keeps polling: it takes over between
+ * one and two periods after the application's last poll (~50-100 us after
+ * a single call such as a barrier, at most ~2 ms after a long stretch of
+ * communication), and costs ~1000 wake-ups a second while an application
+ * thread communicates without pause. */
+/* After doing work the thread keeps polling this long before it sleeps: an
+ * origin's operations often come back to back (the next one leaves when the
+ * last is answered), and a sleeping thread must wait to be scheduled again,
+ * which took 20-100 us a wake-up on the loaded 2-core VM (measured with
+ * bench/async_target). Never when there was nothing to do, so an idle rank
+ * still uses no CPU. */
+#define PLX_PROGRESS_LINGER_US 50
+#define PLX_PROGRESS_PARK_MIN_US 50
+#define PLX_PROGRESS_PARK_MAX_US 1000
+#define PLX_PROGRESS_SLEEP_MS 100
+
 static void plx_progress_wake(void);
+static int plx_progress_poll_engine(void);
 
 static void plx_progress_sigurg(int sig)
 {
@@ -86,6 +168,13 @@ void plx_progress_init(void)
 
 int plx_progress_poll(void)
 {
+    if (plx_unlikely(plx_progress_async.on))      /* an application thread drives the engine */
+        __atomic_store_n(&plx_progress_async.app_gen, plx_progress_async.app_gen + 1, __ATOMIC_RELAXED);
+    return plx_progress_poll_engine();
+}
+
+static int plx_progress_poll_engine(void)
+{
     int work = 0;
     work += plx_route_poll();
     work += plx_pt2pt_flush();
@@ -111,14 +200,12 @@ void plx_progress_kick(void)
 }
 
 /* Out of line: only when another thread sleeps. */
+static void plx_progress_ring(void);
+
 static void plx_progress_wake(void)
 {
-    if (plx_progress_mt.watching && !plx_progress_mt.rung) {
-        uint64_t one = 1;
-        plx_progress_mt.rung = 1;
-        if (write(plx_progress_mt.efd, &one, sizeof one) < 0)
-            plx_warn("progress: waking a sleeping thread: %s", strerror(errno));
-    }
+    if (plx_progress_mt.watching)
+        plx_progress_ring();
     if (plx_progress_mt.nwaiting)
         pthread_cond_broadcast(&plx_progress_mt.cond);
 }
@@ -151,6 +238,27 @@ static void plx_progress_sleep_behind(void)
     plx_progress_mt.nwaiting--;
 }
 
+/* Rings the eventfd (once until the thread that sleeps on it drains it). */
+static void plx_progress_ring(void)
+{
+    if (plx_progress_mt.rung)
+        return;
+    uint64_t one = 1;
+    plx_progress_mt.rung = 1;
+    if (write(plx_progress_mt.efd, &one, sizeof one) < 0)
+        plx_warn("progress: waking a sleeping thread: %s", strerror(errno));
+}
+
+static void plx_progress_drain(void)
+{
+    if (!plx_progress_mt.rung)
+        return;
+    uint64_t v;
+    if (read(plx_progress_mt.efd, &v, sizeof v) < 0 && errno != EAGAIN)
+        plx_warn("progress: eventfd: %s", strerror(errno));
+    plx_progress_mt.rung = 0;
+}
+
 static void plx_progress_sleep(void)
 {
     struct pollfd fds[5];
@@ -162,6 +270,14 @@ static void plx_progress_sleep(void)
     if (plx_lock.needed) {
         if (plx_unlikely(!plx_progress_mt.init))
             plx_progress_mt_init();
+        if (plx_progress_async.on && outer) {
+            /* the progress thread watches the doorbells; a parked one must
+             * start now, since no application thread polls any more */
+            if (plx_progress_async.parked)
+                plx_progress_ring();
+            plx_progress_sleep_behind();
+            return;
+        }
         if (plx_progress_mt.watching && outer) {
             plx_progress_sleep_behind();
             return;
@@ -191,12 +307,7 @@ static void plx_progress_sleep(void)
         if (plx_lock.needed) {
             if (watcher)
                 plx_progress_mt.watching = 0;
-            if (plx_progress_mt.rung) {
-                uint64_t v;
-                if (read(plx_progress_mt.efd, &v, sizeof v) < 0 && errno != EAGAIN)
-                    plx_warn("progress: eventfd: %s", strerror(errno));
-                plx_progress_mt.rung = 0;
-            }
+            plx_progress_drain();
             if (watcher && plx_progress_mt.nwaiting)   /* one of them watches next */
                 pthread_cond_broadcast(&plx_progress_mt.cond);
         }
@@ -257,4 +368,155 @@ void plx_progress_wait_req(struct plx_request *r)
     if (r->cc == 0)
         return;
     plx_progress_wait(plx_progress_req_done, r);
+}
+
+/* --- the asynchronous progress thread (see the top of this file) ------------------ */
+
+/* Parked: sleeps on the eventfd, a park period at a time, until the
+ * application has not polled for a whole period, the eventfd rings or
+ * finalize asks the thread to stop. Called and returns with the lock held;
+ * sleeps without it. */
+static void plx_progress_async_park(void)
+{
+    struct pollfd p = { .fd = plx_progress_mt.efd, .events = POLLIN };
+    long period = PLX_PROGRESS_PARK_MIN_US;
+    plx_progress_async.parked = 1;
+    plx_lock_release();
+    for (;;) {
+        unsigned long seen = __atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED);
+        struct timespec t = { 0, period * 1000 };
+        int r = ppoll(&p, 1, &t, NULL);
+        plx_progress_async.st_park_periods++;
+        if (r != 0 || __atomic_load_n(&plx_progress_async.stop, __ATOMIC_RELAXED))
+            break;              /* rung (or interrupted): look at once */
+        if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
+            break;              /* the application went quiet */
+        if (period < PLX_PROGRESS_PARK_MAX_US)
+            period *= 2;        /* it keeps polling: look less often */
+    }
+    plx_lock_acquire();
+    plx_progress_async.parked = 0;
+    plx_progress_drain();
+}
+
+/* Watching: announced to the transports, asleep on their doorbells and the
+ * eventfd. Returns with the lock held, the announcement withdrawn. */
+static void plx_progress_async_watch(void)
+{
+    struct pollfd fds[5];
+    int n = 0;
+    fds[n].fd = plx_progress_mt.efd;
+    fds[n].events = POLLIN;
+    n++;
+    int tfd[4];
+    int nt = plx_route_sleep_prepare(tfd, 4);
+    for (int i = 0; i < nt; i++) {
+        fds[n].fd = tfd[i];
+        fds[n].events = POLLIN;
+        n++;
+    }
+    plx_progress_mt.watching = 1;
+    if (plx_progress_poll_engine() == 0 && !plx_progress_async.stop) {
+        plx_progress_async.st_watch++;
+        plx_lock_release();
+        (void)poll(fds, (nfds_t)n, PLX_PROGRESS_SLEEP_MS);
+        plx_lock_acquire();
+    }
+    plx_progress_mt.watching = 0;
+    plx_progress_drain();
+    plx_route_sleep_done();
+}
+
+static void *plx_progress_async_main(void *arg)
+{
+    (void)arg;
+    /* the park periods are tens of microseconds: the default 50 us of
+     * timer slack would double them */
+    (void)prctl(PR_SET_TIMERSLACK, 5000UL, 0, 0, 0);
+    plx_lock_acquire();
+    unsigned long seen = plx_progress_async.app_gen;
+    double last_work = 0.0;
+    while (!plx_progress_async.stop) {
+        if (plx_progress_poll_engine()) {
+            plx_lock_relax();   /* application threads waiting for the lock go first */
+            last_work = plx_util_now();
+            plx_progress_async.st_work++;
+            continue;
+        }
+        if (plx_unlikely(plx_progress_dump_requested)) {    /* --timeout, while the application computes */
+            plx_progress_dump_requested = 0;
+            plx_request_dump_pending();
+        }
+        /* Nothing to do. If an application thread polled since we last
+         * looked (and none sleeps waiting for us), it drives the engine. */
+        unsigned long gen = plx_progress_async.app_gen;
+        int app_busy = gen != seen && !plx_progress_mt.nwaiting;
+        seen = gen;
+        if (!app_busy && plx_util_now() - last_work < PLX_PROGRESS_LINGER_US * 1e-6) {
+            plx_lock_relax();   /* the next request of a stream is likely on its way */
+            continue;
+        }
+        if (app_busy) {
+            plx_progress_async.st_park++;
+            plx_progress_async_park();
+            seen = plx_progress_async.app_gen;  /* what it polled while we were parked is past */
+        } else {
+            plx_progress_async_watch();         /* what it polls while we sleep counts */
+        }
+    }
+    plx_lock_release();
+    return NULL;
+}
+
+void plx_progress_async_start(void)
+{
+    if (!plx_config.async_progress || plx_progress_async.on)
+        return;
+    if (plx_unlikely(!plx_progress_mt.init))
+        plx_progress_mt_init();
+    /* The thread takes no signal: SIGURG (the --timeout dump) and the
+     * application's own go to application threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    plx_progress_async.stop = 0;
+    plx_progress_async.on = 1;
+    int err = pthread_create(&plx_progress_async.tid, NULL, plx_progress_async_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (err) {
+        plx_progress_async.on = 0;
+        plx_warn("PLEXUS_ASYNC_PROGRESS: cannot start the progress thread (%s); running without it",
+                 strerror(err));
+        return;
+    }
+    plx_debug(1, "asynchronous progress thread started");
+}
+
+void plx_progress_async_stop(void)
+{
+    if (!plx_progress_async.on)
+        return;
+    /* The caller may hold the lock (MPI_Finalize): let go of it entirely
+     * for the join, since the thread needs it to see `stop`. */
+    int depth = plx_lock_held() ? plx_lock.depth : 0;
+    if (!depth)
+        plx_lock_acquire();
+    __atomic_store_n(&plx_progress_async.stop, 1, __ATOMIC_RELAXED);
+    plx_progress_ring();
+    int d = depth ? depth : 1;
+    for (int i = 0; i < d; i++)
+        plx_lock_release();
+    int err = pthread_join(plx_progress_async.tid, NULL);
+    if (err)
+        plx_warn("PLEXUS_ASYNC_PROGRESS: joining the progress thread: %s", strerror(err));
+    for (int i = 0; i < depth; i++)
+        plx_lock_acquire();
+    plx_progress_async.on = 0;
+    if (plx_config.stats)
+        plx_warn("stats: progress thread: %llu polls with work, %llu sleeps on the doorbells, parked %llu times "
+                 "(%llu park periods) while the application polled",
+                 (unsigned long long)plx_progress_async.st_work, (unsigned long long)plx_progress_async.st_watch,
+                 (unsigned long long)plx_progress_async.st_park,
+                 (unsigned long long)plx_progress_async.st_park_periods);
+    plx_debug(1, "asynchronous progress thread stopped");
 }

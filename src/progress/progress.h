@@ -20,6 +20,12 @@ void plx_progress_finalize(void);
 /* Something a sleeping thread may wait for happened outside a poll (a
  * request completed, a packet to self was queued): wake it. */
 void plx_progress_kick(void);
+/* The asynchronous progress thread (PLEXUS_ASYNC_PROGRESS; see progress.c
+ * for how it shares the library lock): started at the end of MPI_Init when
+ * the setting is on, stopped and joined by MPI_Finalize before the
+ * transports close. Stop may be called with or without the lock held. */
+void plx_progress_async_start(void);
+void plx_progress_async_stop(void);
 /* Set from the SIGURG handler: print pending requests at the next poll. */
 extern volatile int plx_progress_dump_requested;
 

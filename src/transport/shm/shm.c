@@ -128,6 +128,7 @@ static struct {
     int *local_of_lpid;                /* world rank -> local index or -1 */
     struct plx_shm_seg_hdr *my_seg;
     int bell_fd;
+    int nsleepers;                     /* threads asleep on bell_fd (see plx_shm_sleep_prepare) */
     int cma;                           /* 1 if process_vm_readv works between us */
     int help_ok;                       /* 0 after a process_vm_writev failed */
     uint64_t align;                    /* ring payload alignment (PLEXUS_SHM_ALIGN) */
@@ -445,16 +446,22 @@ static int plx_shm_poll(void)
     return work;
 }
 
+/* Threads of this process asleep on the doorbell are counted (under the
+ * library lock): the progress thread (PLEXUS_ASYNC_PROGRESS) may sleep there
+ * while an application thread inside a callback does too, and the first to
+ * wake must not withdraw the other's announcement. */
 static int plx_shm_sleep_prepare(void)
 {
-    atomic_store_explicit(&plx_shm.my_seg->sleeping, 1, memory_order_relaxed);
+    if (plx_shm.nsleepers++ == 0)
+        atomic_store_explicit(&plx_shm.my_seg->sleeping, 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
     return plx_shm.bell_fd;
 }
 
 static void plx_shm_sleep_done(void)
 {
-    atomic_store_explicit(&plx_shm.my_seg->sleeping, 0, memory_order_relaxed);
+    if (--plx_shm.nsleepers == 0)
+        atomic_store_explicit(&plx_shm.my_seg->sleeping, 0, memory_order_relaxed);
     char buf[64];
     while (recv(plx_shm.bell_fd, buf, sizeof buf, MSG_DONTWAIT) > 0)
         ;
