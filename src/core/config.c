@@ -108,6 +108,17 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_PMI", PLX_SET_STRING, "auto", pmi,
             "Process-manager protocol: auto (PMIx when PMIX_RANK is set, PMI-2 when PMI_FD and PMI_JOBID "
             "are, as under srun --mpi=pmi2, else PMI-1 on PMI_FD, else a singleton), pmi1, pmi2 or pmix"),
+    /* issue 15: shared memory that grows with the peers used */
+    PLX_SET("PLEXUS_SHM_QUEUE_SIZE", PLX_SET_SIZE, "128K", shm_queue_size,
+            "Bytes of each process's shared-memory inbound queue, which every node peer may write (power of two)"),
+    PLX_SET("PLEXUS_SHM_FAST_RINGS", PLX_SET_INT, "4", shm_fast_rings,
+            "Per-pair shared-memory rings (PLEXUS_SHM_RING_SIZE each) a process offers its busiest senders; "
+            "a segment holds the queue plus these, whatever the number of ranks on the node"),
+    PLX_SET("PLEXUS_SHM_FAST_AFTER", PLX_SET_INT, "32", shm_fast_after,
+            "Messages a sender passes through a peer's queue before it asks for a per-pair ring"),
+    PLX_SET("PLEXUS_TEST_DIE_AT", PLX_SET_STRING, "", test_die_at,
+            "Testing only: POINT:RANK makes that rank kill itself (SIGKILL) on reaching POINT of MPI_Init "
+            "(pm, shm-created, cards, route, init)"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

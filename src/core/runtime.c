@@ -11,6 +11,7 @@
  * learns after the fence whether any peer needs it.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,14 @@ struct plx_lock plx_lock;
 int plx_node_id_of(int lpid)
 {
     return plx_procs.p[lpid].node_id;
+}
+
+void plx_runtime_test_point(const char *point)
+{
+    const char *at = plx_config.test_die_at;
+    size_t n = strlen(point);
+    if (at[0] && strncmp(at, point, n) == 0 && at[n] == ':' && atoi(at + n + 1) == plx_procs.my_lpid)
+        raise(SIGKILL);
 }
 
 static void plx_sanitize(char *s)
@@ -131,6 +140,7 @@ plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provid
     plx_rt.universe_size = pm.universe_size > 0 ? pm.universe_size : pm.size;
     snprintf(plx_procs.kvsname, sizeof plx_procs.kvsname, "%s", pm.kvsname);
     plx_sanitize(plx_procs.kvsname);
+    plx_runtime_test_point("pm");
 
     if (required == MPI_THREAD_MULTIPLE) {
         pthread_mutexattr_t a;
@@ -151,9 +161,11 @@ plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provid
         return st;
     if ((st = plx_runtime_exchange_cards()) != PLX_OK)
         return st;
+    plx_runtime_test_point("cards");
     plx_match_init();
     if ((st = plx_route_init()) != PLX_OK)
         return st;
+    plx_runtime_test_point("route");
     if ((st = plx_pt2pt_init()) != PLX_OK)
         return st;
 
@@ -164,6 +176,7 @@ plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provid
     plx_attr_init_builtins();
     plx_progress_init();
     plx_rt.initialized = 1;
+    plx_runtime_test_point("init");
     plx_debug(1, "initialised: rank %d of %d, node %d with %d local ranks, job %s", plx_procs.my_lpid,
               plx_procs.n, plx_procs.my_node, plx_procs.nlocal, plx_procs.kvsname);
     return PLX_OK;

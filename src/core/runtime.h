@@ -45,6 +45,11 @@ extern struct plx_procs plx_procs;
 
 int plx_node_id_of(int lpid);
 
+/* Testing (PLEXUS_TEST_DIE_AT=POINT:RANK): this rank kills itself with
+ * SIGKILL when it reaches POINT of MPI_Init, so that tests can check what a
+ * job killed there leaves behind. */
+void plx_runtime_test_point(const char *point);
+
 plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provided);
 plx_status_t plx_runtime_finalize(void);
 

@@ -673,6 +673,7 @@ static plx_status_t plx_shm_init(void)
     st = plx_shm_check_space();
     if (st == PLX_OK)
         st = plx_shm_create_own();
+    plx_runtime_test_point("shm-created");
     /* Every rank reaches the fences, even after a local failure, so that no
      * one waits forever; failures are then agreed on through the KVS. */
     char key[PLX_PM_MAX_KEY], val[PLX_PM_MAX_VAL];
