@@ -28,7 +28,7 @@ extern struct plx_runtime plx_rt;
 struct plx_proc {
     int node_id;                /* dense, in order of first appearance */
     int local_index;            /* index among this node's processes, -1 if remote */
-    pid_t pid;
+    pid_t pid;                  /* 0 unless read from the cards (see runtime.c); shm learns its peers' own */
 };
 
 struct plx_procs {

@@ -103,6 +103,7 @@ struct plx_shm_seg_hdr {
     uint32_t magic;
     uint32_t nfast;                    /* per-pair rings in this segment */
     int32_t owner_lpid;
+    int32_t owner_pid;
     uint64_t ring_size;
     uint64_t queue_size;
     _Atomic uint64_t fast_used;        /* bit k: ring k belongs to a sender */
@@ -135,6 +136,7 @@ enum plx_shm_out { PLX_SHM_OUT_QUEUE, PLX_SHM_OUT_CLAIMED, PLX_SHM_OUT_FAST };
 
 struct plx_shm_peer {
     int lpid;
+    pid_t pid;                         /* from its segment, once mapped */
     int out_state;                     /* enum plx_shm_out */
     struct plx_ring_prod out;          /* OUT_CLAIMED, OUT_FAST: my ring in the peer's segment */
     struct plx_shmq queue;             /* the peer's queue (as a producer) */
@@ -270,9 +272,17 @@ static plx_status_t plx_shm_peer_map(struct plx_shm_peer *p)
             shm_unlink(name);
     }
     plx_shmq_init(&p->queue, plx_shm_queue_at(seg), plx_shm.queue_size);
+    p->pid = seg->owner_pid;
     p->seg = seg;
     plx_shm.mapped[plx_shm.nmapped++] = p;
     return PLX_OK;
+}
+
+/* The pid of node peer lpid (for cross-memory attach); 0 if unknown. */
+static pid_t plx_shm_pid(int lpid)
+{
+    struct plx_shm_peer *p = plx_shm_peer_get(lpid);
+    return plx_shm_peer_map(p) == PLX_OK ? p->pid : 0;
 }
 
 /* No room at peer p: ask it to ring our doorbell once it has taken records
@@ -414,7 +424,7 @@ static void plx_shm_coop_read_chunk(struct plx_shm_coop *c, struct plx_shm_coop_
 {
     size_t off = (size_t)i * c->chunk, n = plx_shm_coop_chunk_len(c, i);
     if (c->st == PLX_OK)
-        c->st = plx_shm_cma_copy(plx_procs.p[c->lpid].pid, 0, c->local + off, c->remote + off, n);
+        c->st = plx_shm_cma_copy(plx_shm_pid(c->lpid), 0, c->local + off, c->remote + off, n);
     plx_shm.st_read_bytes += n;
     atomic_fetch_add_explicit(&s->done, n, memory_order_acq_rel);
 }
@@ -445,7 +455,7 @@ static void plx_shm_coop_help(struct plx_shm_peer *p, const struct plx_shm_help 
     if (h->slot >= PLX_SHM_COOP_SLOTS || plx_shm_peer_map(p) != PLX_OK)
         return;
     struct plx_shm_coop_slot *s = &p->seg->coop[h->slot];
-    pid_t pid = plx_procs.p[p->lpid].pid;
+    pid_t pid = p->pid;
     int i, copied = 0;
     while (plx_shm.help_ok && (i = plx_shm_coop_claim(s, h->gen, h->nchunks)) >= 0) {
         copied = 1;
@@ -522,7 +532,7 @@ static plx_status_t plx_shm_read_remote(struct plx_tp_iface *ifc, int lpid, void
         if (st == PLX_IN_PROGRESS)
             plx_shm.coop_active |= 1u << slot;
     } else {
-        st = plx_shm_cma_copy(plx_procs.p[lpid].pid, 0, local, remote_addr, len);
+        st = plx_shm_cma_copy(plx_shm_pid(lpid), 0, local, remote_addr, len);
         plx_shm.st_read_bytes += len;
     }
     if (st == PLX_ERR_UNSUPPORTED) {
@@ -542,7 +552,7 @@ static plx_status_t plx_shm_copy_remote(struct plx_tp_iface *ifc, int lpid, int 
 {
     if (!plx_shm.cma)
         return PLX_ERR_UNSUPPORTED;
-    pid_t pid = plx_procs.p[lpid].pid;
+    pid_t pid = plx_shm_pid(lpid);
     struct iovec first = { 0 };
     size_t done = 0;
     while (done < len && niov > 0) {
@@ -786,6 +796,7 @@ static plx_status_t plx_shm_create_own(void)
     atomic_store_explicit(&plx_shm.my_seg->cpu, -1, memory_order_relaxed);
     plx_shm.my_seg->nfast = (uint32_t)plx_shm.nfast;
     plx_shm.my_seg->owner_lpid = plx_procs.my_lpid;
+    plx_shm.my_seg->owner_pid = (int32_t)getpid();
     plx_shm.my_seg->ring_size = plx_shm.ring_size;
     plx_shm.my_seg->queue_size = plx_shm.queue_size;
     plx_shmq_init(&plx_shm.queue, plx_shm_queue_at(plx_shm.my_seg), plx_shm.queue_size);
