@@ -155,7 +155,8 @@ static struct {
     size_t ring_size;
     size_t queue_size;
     size_t seg_size;
-    struct plx_shm_peer **peer_of;     /* by local index; NULL until first contact */
+    struct plx_shm_peer **peer_of;     /* by world rank (one word each: the send path's one load);
+                                        * NULL until first contact or not of this node */
     struct plx_shm_peer **mapped;      /* peers whose segment is mapped */
     int nmapped;
     struct plx_shm_peer *fast_in[PLX_SHM_FAST_MAX];    /* senders on my rings */
@@ -225,14 +226,13 @@ static void plx_shm_seg_name(int lpid, char *buf, size_t len)
 /* The state of node peer lpid, created on first contact (no mapping yet). */
 static struct plx_shm_peer *plx_shm_peer_get(int lpid)
 {
-    int li = plx_shm.local_of_lpid[lpid];
-    struct plx_shm_peer *p = plx_shm.peer_of[li];
+    struct plx_shm_peer *p = plx_shm.peer_of[lpid];
     if (plx_likely(p != NULL))
         return p;
     p = plx_calloc(1, sizeof *p);
     p->lpid = lpid;
     plx_shm_bell_addr(lpid, &p->bell, &p->bell_len);
-    plx_shm.peer_of[li] = p;
+    plx_shm.peer_of[lpid] = p;
     return p;
 }
 
@@ -363,7 +363,7 @@ static plx_status_t plx_shm_send_slow(struct plx_shm_peer *p, const struct plx_h
 static plx_status_t plx_shm_send(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *hdr,
                                  const struct iovec *iov, int iovcnt)
 {
-    struct plx_shm_peer *p = plx_shm.peer_of[plx_shm.local_of_lpid[lpid]];
+    struct plx_shm_peer *p = plx_shm.peer_of[lpid];
     if (plx_unlikely(!p || p->out_state != PLX_SHM_OUT_FAST))
         return plx_shm_send_slow(p ? p : plx_shm_peer_get(lpid), hdr, iov, iovcnt);
     plx_status_t st = plx_ring_write(&p->out, hdr, iov, iovcnt);
@@ -727,7 +727,7 @@ static void plx_shm_finalize(void)
             munmap(plx_shm.mapped[i]->seg, plx_shm.seg_size);
     if (plx_shm.my_seg)
         munmap(plx_shm.my_seg, plx_shm.seg_size);
-    for (int i = 0; plx_shm.peer_of && i < plx_shm.nlocal; i++)
+    for (int i = 0; plx_shm.peer_of && i < plx_procs.n; i++)
         free(plx_shm.peer_of[i]);
     if (plx_shm.bell_fd >= 0)
         close(plx_shm.bell_fd);
@@ -877,7 +877,7 @@ static plx_status_t plx_shm_init(void)
         shm_unlink(plx_shm.name);      /* nobody else will open it */
         plx_shm.unlinked = 1;
     }
-    plx_shm.peer_of = plx_calloc((size_t)plx_shm.nlocal, sizeof *plx_shm.peer_of);
+    plx_shm.peer_of = plx_calloc((size_t)plx_procs.n, sizeof *plx_shm.peer_of);
     plx_shm.mapped = plx_calloc((size_t)plx_shm.nlocal, sizeof *plx_shm.mapped);
     plx_shm.local_of_lpid = plx_malloc((size_t)plx_procs.n * sizeof(int));
     for (int i = 0; i < plx_procs.n; i++)
