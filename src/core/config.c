@@ -115,7 +115,8 @@ const struct plx_setting plx_settings[] = {
             "Per-pair shared-memory rings (PLEXUS_SHM_RING_SIZE each) a process offers its busiest senders; "
             "a segment holds the queue plus these, whatever the number of ranks on the node"),
     PLX_SET("PLEXUS_SHM_FAST_AFTER", PLX_SET_INT, "64", shm_fast_after,
-            "Messages a sender passes through a peer's queue before it asks for a per-pair ring"),
+            "Messages a sender passes through a peer's queue before it asks for a per-pair ring (0 when the "
+            "node has no more ranks than PLEXUS_SHM_FAST_RINGS: every pair gets one at once)"),
     PLX_SET("PLEXUS_TEST_DIE_AT", PLX_SET_STRING, "", test_die_at,
             "Testing only: POINT:RANK makes that rank kill itself (SIGKILL) on reaching POINT of MPI_Init "
             "(pm, shm-created, cards, route, init)"),

@@ -152,6 +152,7 @@ struct plx_shm_peer {
 static struct {
     int nlocal;
     int nfast;                         /* per-pair rings in each segment */
+    uint32_t fast_after;               /* queued messages before a sender claims a ring */
     size_t ring_size;
     size_t queue_size;
     size_t seg_size;
@@ -338,8 +339,8 @@ static plx_status_t plx_shm_send_slow(struct plx_shm_peer *p, const struct plx_h
     plx_status_t st;
     if (plx_unlikely(!p->seg) && (st = plx_shm_peer_map(p)) != PLX_OK)
         return st;
-    if (p->out_state == PLX_SHM_OUT_QUEUE && plx_shm.nfast > 0 && p->queued >= (uint32_t)plx_config.shm_fast_after &&
-        (p->queued & 1023) == (uint32_t)plx_config.shm_fast_after % 1024)     /* retried every 1024 */
+    if (p->out_state == PLX_SHM_OUT_QUEUE && plx_shm.nfast > 0 && p->queued >= plx_shm.fast_after &&
+        (p->queued & 1023) == plx_shm.fast_after % 1024)     /* retried every 1024 */
         (void)plx_shm_fast_claim(p);
     if (p->out_state == PLX_SHM_OUT_CLAIMED) {
         uint32_t k = p->out_ring;
@@ -616,7 +617,11 @@ static void plx_shm_fast_open(struct plx_shm_peer *p, const void *payload)
         plx_warn("shm: rank %d announced ring %u of %d (ignored)", p->lpid, k, plx_shm.nfast);
         return;
     }
-    plx_ring_cons_init(&p->in, plx_shm_ring_at(plx_shm.my_seg, (int)k), plx_shm.ring_size);
+    void *base = plx_shm_ring_at(plx_shm.my_seg, (int)k);
+#ifdef MADV_POPULATE_WRITE
+    (void)madvise(base, plx_shm_ring_stride(), MADV_POPULATE_WRITE);     /* no faults in its first lap */
+#endif
+    plx_ring_cons_init(&p->in, base, plx_shm.ring_size);
     p->in_on = 1;
     plx_shm.fast_in[plx_shm.nfast_in++] = p;
 }
@@ -867,6 +872,10 @@ static plx_status_t plx_shm_init(void)
     plx_shm.help_ok = 1;
     plx_shm.coop_free = (uint32_t)((1ull << PLX_SHM_COOP_SLOTS) - 1);
     plx_shm.nlocal = plx_procs.nlocal;
+    /* When every node peer can have a ring of every other, nobody needs to
+     * wait its turn: rings from the first message (a 2-rank job then never
+     * switches in the middle of its first timed loop). */
+    plx_shm.fast_after = plx_shm.nlocal <= plx_config.shm_fast_rings ? 0 : (uint32_t)plx_config.shm_fast_after;
     if (!plx_shm.created && plx_shm.early_st == PLX_OK)
         plx_shm_init_early();   /* a singleton: no card fence, no early call */
     if (plx_shm.early_st == PLX_ERR_NOSPACE)
