@@ -174,7 +174,10 @@ BENCHMARKS: Tuple[Benchmark, ...] = (
     Benchmark("startup", "startup.c", "startup", "Start-up: MPI_Init + MPI_Finalize",
               (Metric("job_wall_ms", "job wall time (launcher included)", "ms", "lower"),
                Metric("init_max_ms", "MPI_Init, slowest rank", "ms", "lower"),
-               Metric("finalize_ms", "MPI_Finalize, rank 0", "ms", "lower", plot=False)),
+               Metric("finalize_ms", "MPI_Finalize, rank 0", "ms", "lower", plot=False),
+               Metric("pss_max_kb", "proportional memory (PSS) per rank, largest", "KB", "lower"),
+               Metric("pss_avg_kb", "proportional memory (PSS) per rank, mean", "KB", "lower",
+                      plot=False)),
               ranks="startup", x_label="ranks"),
     # connection scaling
     Benchmark("conn_scaling", "conn_scaling.c", "conn",

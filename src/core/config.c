@@ -116,6 +116,18 @@ const struct plx_setting plx_settings[] = {
             "Run a progress thread that completes rendezvous transfers and remote-memory operations "
             "while the application computes without calling MPI; it sleeps on the transports' "
             "doorbells when idle (turns the library's thread-safe paths on)"),
+    /* issue 15: shared memory that grows with the peers used */
+    PLX_SET("PLEXUS_SHM_QUEUE_SIZE", PLX_SET_SIZE, "128K", shm_queue_size,
+            "Bytes of each process's shared-memory inbound queue, which every node peer may write (power of two)"),
+    PLX_SET("PLEXUS_SHM_FAST_RINGS", PLX_SET_INT, "4", shm_fast_rings,
+            "Per-pair shared-memory rings (PLEXUS_SHM_RING_SIZE each) a process offers its busiest senders; "
+            "a segment holds the queue plus these, whatever the number of ranks on the node"),
+    PLX_SET("PLEXUS_SHM_FAST_AFTER", PLX_SET_INT, "64", shm_fast_after,
+            "Messages a sender passes through a peer's queue before it asks for a per-pair ring (0 when the "
+            "node has no more ranks than PLEXUS_SHM_FAST_RINGS: every pair gets one at once)"),
+    PLX_SET("PLEXUS_TEST_DIE_AT", PLX_SET_STRING, "", test_die_at,
+            "Testing only: POINT:RANK makes that rank kill itself (SIGKILL) on reaching POINT of MPI_Init "
+            "(pm, shm-created, cards, route, init)"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

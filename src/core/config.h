@@ -45,6 +45,11 @@ struct plx_config {
     int io_cb_nodes;            /* PLEXUS_IO_CB_NODES */
     char pmi[8];                /* PLEXUS_PMI */
     int async_progress;         /* PLEXUS_ASYNC_PROGRESS (issue 12) */
+    /* issue 15: shared memory that grows with the peers used */
+    size_t shm_queue_size;      /* PLEXUS_SHM_QUEUE_SIZE */
+    int shm_fast_rings;         /* PLEXUS_SHM_FAST_RINGS */
+    int shm_fast_after;         /* PLEXUS_SHM_FAST_AFTER */
+    char test_die_at[64];       /* PLEXUS_TEST_DIE_AT */
 };
 
 extern struct plx_config plx_config;

@@ -5,12 +5,16 @@
  *   cards (node, pid) -> matching -> router (opens the transports'
  *   instances) -> point-to-point -> objects (comms, types, ...) -> progress
  *
- * Business card of rank r: key "c<r>" = "<node name>,<pid>". The TCP
+ * Business card of rank r: key "c<r>" = "<node name>,<pid>", read by the
+ * others only when the launcher gives no PMI_process_mapping or node names
+ * are set by hand (PLEXUS_NODE_NAME); otherwise nobody reads a card at
+ * start-up, and a peer's pid is learned on first contact. The TCP
  * transport publishes its own card ("tcp-<r>", and on rank 0 possibly the
  * job secret) before the same fence, so that no extra fence is needed; it
  * learns after the fence whether any peer needs it.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,12 +41,71 @@ int plx_node_id_of(int lpid)
     return plx_procs.p[lpid].node_id;
 }
 
+void plx_runtime_test_point(const char *point)
+{
+    const char *at = plx_config.test_die_at;
+    size_t n = strlen(point);
+    if (at[0] && strncmp(at, point, n) == 0 && at[n] == ':' && atoi(at + n + 1) == plx_procs.my_lpid)
+        raise(SIGKILL);
+}
+
 static void plx_sanitize(char *s)
 {
     for (; *s; s++)
         if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-' ||
               *s == '_' || *s == '.'))
             *s = '_';
+}
+
+/* Node of every rank from the launcher's PMI_process_mapping, MPICH's
+ * "(vector,(node,nodes,ranks),...)": each block gives `ranks` consecutive
+ * ranks to each of `nodes` nodes from `node` on; the list repeats until
+ * every rank has a node. 0, or -1 when absent or not understood. One get,
+ * whatever the job's size: no rank's card is read at start-up. */
+static int plx_runtime_nodes_from_mapping(void)
+{
+    char val[PLX_PM_MAX_VAL];
+    if (plx_pm_get("PMI_process_mapping", val, sizeof val) != PLX_OK)
+        return -1;
+    int blocks[64][3], nb = 0;
+    const char *s = strstr(val, "vector");
+    if (!s)
+        return -1;
+    s += 6;
+    while (nb < 64 && (s = strchr(s, '(')) != NULL) {
+        if (sscanf(s, "(%d,%d,%d)", &blocks[nb][0], &blocks[nb][1], &blocks[nb][2]) != 3 || blocks[nb][0] < 0 ||
+            blocks[nb][1] < 1 || blocks[nb][2] < 1)
+            return -1;
+        nb++;
+        s++;
+    }
+    if (nb == 0)
+        return -1;
+    int r = 0;
+    while (r < plx_procs.n)
+        for (int b = 0; b < nb && r < plx_procs.n; b++)
+            for (int k = 0; k < blocks[b][1] && r < plx_procs.n; k++)
+                for (int c = 0; c < blocks[b][2] && r < plx_procs.n; c++)
+                    plx_procs.p[r++].node_id = blocks[b][0] + k;
+    return 0;
+}
+
+/* My node and my node's ranks, from every rank's node_id. */
+static void plx_runtime_local_ranks(void)
+{
+    int n = plx_procs.n;
+    plx_procs.my_node = plx_procs.p[plx_procs.my_lpid].node_id;
+    plx_procs.local_lpids = plx_malloc((size_t)n * sizeof(int));
+    plx_procs.nlocal = 0;
+    for (int r = 0; r < n; r++) {
+        plx_procs.p[r].local_index = -1;
+        if (plx_procs.p[r].node_id == plx_procs.my_node) {
+            if (r == plx_procs.my_lpid)
+                plx_procs.my_local_index = plx_procs.nlocal;
+            plx_procs.p[r].local_index = plx_procs.nlocal;
+            plx_procs.local_lpids[plx_procs.nlocal++] = r;
+        }
+    }
 }
 
 static plx_status_t plx_runtime_exchange_cards(void)
@@ -64,6 +127,13 @@ static plx_status_t plx_runtime_exchange_cards(void)
 
     int n = plx_procs.n;
     plx_procs.p = plx_calloc((size_t)n, sizeof *plx_procs.p);
+    plx_procs.p[plx_procs.my_lpid].pid = getpid();
+    /* The launcher's map is enough unless node names are set by hand
+     * (PLEXUS_NODE_NAME: set it on every rank, or on none). */
+    if (!plx_config.node_name[0] && plx_runtime_nodes_from_mapping() == 0) {
+        plx_runtime_local_ranks();
+        return PLX_OK;
+    }
     char (*names)[256] = plx_calloc((size_t)n, 256);
     int nnodes = 0;
     int *node_first = plx_calloc((size_t)n, sizeof(int));   /* a member of each node */
@@ -93,19 +163,8 @@ static plx_status_t plx_runtime_exchange_cards(void)
         }
         plx_procs.p[r].node_id = id;
     }
-    if (st == PLX_OK) {
-        plx_procs.my_node = plx_procs.p[plx_procs.my_lpid].node_id;
-        plx_procs.local_lpids = plx_malloc((size_t)n * sizeof(int));
-        for (int r = 0; r < n; r++) {
-            plx_procs.p[r].local_index = -1;
-            if (plx_procs.p[r].node_id == plx_procs.my_node) {
-                if (r == plx_procs.my_lpid)
-                    plx_procs.my_local_index = plx_procs.nlocal;
-                plx_procs.p[r].local_index = plx_procs.nlocal;
-                plx_procs.local_lpids[plx_procs.nlocal++] = r;
-            }
-        }
-    }
+    if (st == PLX_OK)
+        plx_runtime_local_ranks();
     free(names);
     free(node_first);
     return st;
@@ -131,6 +190,7 @@ plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provid
     plx_rt.universe_size = pm.universe_size > 0 ? pm.universe_size : pm.size;
     snprintf(plx_procs.kvsname, sizeof plx_procs.kvsname, "%s", pm.kvsname);
     plx_sanitize(plx_procs.kvsname);
+    plx_runtime_test_point("pm");
 
     /* the asynchronous progress thread polls beside the application's
      * threads: the library's thread-safe paths must be on */
@@ -153,9 +213,11 @@ plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provid
         return st;
     if ((st = plx_runtime_exchange_cards()) != PLX_OK)
         return st;
+    plx_runtime_test_point("cards");
     plx_match_init();
     if ((st = plx_route_init()) != PLX_OK)
         return st;
+    plx_runtime_test_point("route");
     if ((st = plx_pt2pt_init()) != PLX_OK)
         return st;
 
@@ -167,6 +229,7 @@ plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provid
     plx_progress_init();
     plx_rt.initialized = 1;
     plx_progress_async_start();
+    plx_runtime_test_point("init");
     plx_debug(1, "initialised: rank %d of %d, node %d with %d local ranks, job %s", plx_procs.my_lpid,
               plx_procs.n, plx_procs.my_node, plx_procs.nlocal, plx_procs.kvsname);
     return PLX_OK;

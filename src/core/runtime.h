@@ -28,7 +28,7 @@ extern struct plx_runtime plx_rt;
 struct plx_proc {
     int node_id;                /* dense, in order of first appearance */
     int local_index;            /* index among this node's processes, -1 if remote */
-    pid_t pid;
+    pid_t pid;                  /* 0 unless read from the cards (see runtime.c); shm learns its peers' own */
 };
 
 struct plx_procs {
@@ -44,6 +44,11 @@ struct plx_procs {
 extern struct plx_procs plx_procs;
 
 int plx_node_id_of(int lpid);
+
+/* Testing (PLEXUS_TEST_DIE_AT=POINT:RANK): this rank kills itself with
+ * SIGKILL when it reaches POINT of MPI_Init, so that tests can check what a
+ * job killed there leaves behind. */
+void plx_runtime_test_point(const char *point);
 
 plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provided);
 plx_status_t plx_runtime_finalize(void);

@@ -69,10 +69,10 @@ EXPECTED = {
                            ["size_B", "comm_us", "compute_us", "total_us", "overlap_pct"], 9,
                            [65536, 57.972, 58.726, 147.709, 0.0],
                            [16777216, 7660.085, 7965.793, 12995.309, 34.3]),
-    "startup.np2.openmpi.out": ("startup", ["ranks", "init_max_ms", "init_avg_ms", "finalize_ms"],
-                                1, [2, 57.358, 55.225, 56.708], [2, 57.358, 55.225, 56.708]),
-    "startup.np8.openmpi.out": ("startup", ["ranks", "init_max_ms", "init_avg_ms", "finalize_ms"],
-                                1, [8, 221.145, 186.729, 73.423], [8, 221.145, 186.729, 73.423]),
+    "startup.np2.openmpi.out": ("startup", ["ranks", "init_max_ms", "init_avg_ms", "finalize_ms",
+                                            "pss_max_kb", "pss_avg_kb"], 1, [2, 261.435, 260.279, 48.597, 5153, 5142], [2, 261.435, 260.279, 48.597, 5153, 5142]),
+    "startup.np8.openmpi.out": ("startup", ["ranks", "init_max_ms", "init_avg_ms", "finalize_ms",
+                                            "pss_max_kb", "pss_avg_kb"], 1, [8, 492.012, 459.161, 78.103, 4248, 4205], [8, 492.012, 459.161, 78.103, 4248, 4205]),
     "conn_scaling.k2.mpich.out": ("conn_scaling", ["size_B", "bw_MBps"], 23,
                                   [1, 6.07], [4194304, 4082.71]),
     "limit_cacheline.out": ("limit_cacheline", ["size_B", "latency_us"], 26,
@@ -155,7 +155,8 @@ def test_startup_jobs_merge_and_get_wall_time():
     parse.add_column(merged, "job_wall_ms", [120.5, 480.25])
     assert merged.columns[-1] == "job_wall_ms"
     assert merged.series("job_wall_ms") == {2: 120.5, 8: 480.25}
-    assert merged.series("init_max_ms") == {2: 57.358, 8: 221.145}
+    assert merged.series("init_max_ms") == {2: 261.435, 8: 492.012}
+    assert merged.series("pss_max_kb") == {2: 5153, 8: 4248}
 
 
 def test_merge_is_incomplete_if_one_job_is():

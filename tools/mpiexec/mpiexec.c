@@ -1225,31 +1225,6 @@ static void plx_mpiexec_loop(void)
     free(tags);
 }
 
-/* Ranks unlink their shared-memory segments during MPI_Init, as soon as
- * every rank of the node has mapped them; a job killed inside that window
- * (a rank dying during MPI_Init) leaves them behind. The library names them
- * /dev/shm/plexus-<kvsname>-<rank>: remove what this job left. */
-static void plx_mpiexec_sweep_shm(const char *kvsname)
-{
-    char prefix[300];
-    int n = snprintf(prefix, sizeof prefix, "plexus-%s-", kvsname);
-    DIR *d = opendir("/dev/shm");
-    if (!d || n <= 0 || (size_t)n >= sizeof prefix) {
-        if (d)
-            closedir(d);
-        return;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, prefix, (size_t)n) == 0) {
-            char path[600];
-            snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
-            unlink(path);
-        }
-    }
-    closedir(d);
-}
-
 /* Collects the zombies and releases everything. */
 static void plx_mpiexec_cleanup(void)
 {
@@ -1269,7 +1244,7 @@ static void plx_mpiexec_cleanup(void)
     plx_mpiexec_stdin_close();
     if (m->multi)
         plx_mpiexec_remote_cleanup();
-    plx_mpiexec_sweep_shm(m->kvsname);
+    plx_spawn_sweep_shm(m->kvsname);
     plx_pmisrv_destroy(m->pmi);
     free(m->ranks);
     close(m->sigfd);

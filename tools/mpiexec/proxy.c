@@ -89,6 +89,7 @@ static struct plx_proxy {
     int size;                   /* of the job */
     int *local_of;              /* job rank -> index in r[], -1: not here */
     int napps;
+    const char *kvsname;        /* the job's name (for plx_spawn_sweep_shm), NULL if not told */
     struct plx_proxy_app *apps;
     int nlocal;
     struct plx_proxy_rank *r;
@@ -152,6 +153,8 @@ static _Noreturn void plx_proxy_abandon(const char *why)
         if (plx_proxy.r[i].proc.pid > 0)
             while (waitpid(plx_proxy.r[i].proc.pid, NULL, 0) < 0 && errno == EINTR)
                 ;
+    if (plx_proxy.kvsname)
+        plx_spawn_sweep_shm(plx_proxy.kvsname);
     exit(plx_proxy.done && running == 0 ? 0 : 1);
 }
 
@@ -396,6 +399,9 @@ static void plx_proxy_launch_parse(struct plx_wire_rd *rd)
                       p->host, cwd, strerror(errno), ok ? home : "the proxy's directory");
     }
     free(cwd);
+    for (int i = 0; i < nfwd; i++)
+        if (strncmp(fwd_env[i], PLX_SPAWN_KVSNAME_ENV "=", sizeof PLX_SPAWN_KVSNAME_ENV) == 0)
+            p->kvsname = fwd_env[i] + sizeof PLX_SPAWN_KVSNAME_ENV;
     free(fwd_env);              /* the strings live on in every app's env */
     return;
 
@@ -1016,6 +1022,8 @@ int main(int argc, char **argv)
         if (p->r[i].proc.pid > 0)
             while (waitpid(p->r[i].proc.pid, NULL, 0) < 0 && errno == EINTR)
                 ;
+    if (p->kvsname)
+        plx_spawn_sweep_shm(p->kvsname);
     plx_wire_close(&p->conn);
     return 0;
 }

@@ -511,10 +511,14 @@ void plx_mpiexec_remote_launch(void)
     }
     for (char **e = environ; *e != NULL; e++)
         nenv++;
-    plx_remote_fwd_env = plx_mpiexec_xalloc(((size_t)nenv + 1) * sizeof(char *));
+    plx_remote_fwd_env = plx_mpiexec_xalloc(((size_t)nenv + 2) * sizeof(char *));
     for (char **e = environ; *e != NULL; e++)
         if (plx_remote_env_forwarded(*e))
             plx_remote_fwd_env[plx_remote_nfwd_env++] = *e;
+    /* the job's name, for the proxy's sweep of /dev/shm (plx_spawn_sweep_shm) */
+    static char kvs_env[sizeof PLX_SPAWN_KVSNAME_ENV + sizeof m->kvsname + 1];
+    snprintf(kvs_env, sizeof kvs_env, "%s=%.63s", PLX_SPAWN_KVSNAME_ENV, m->kvsname);
+    plx_remote_fwd_env[plx_remote_nfwd_env++] = kvs_env;
 
     port = plx_remote_listen();
     plx_remote_advertise(port);

@@ -16,6 +16,7 @@
  */
 #include "spawn.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -227,4 +228,24 @@ void plx_spawn_signal(const struct plx_spawn_proc *p, int sig, int group)
     if (p->pid <= 0)
         return;
     (void)kill(group ? -p->pid : p->pid, sig);
+}
+
+void plx_spawn_sweep_shm(const char *kvsname)
+{
+    char prefix[300];
+    int n = snprintf(prefix, sizeof prefix, "plexus-%s-", kvsname);
+    if (n <= 0 || (size_t)n >= sizeof prefix)
+        return;
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, (size_t)n) == 0) {
+            char path[600];
+            snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
 }

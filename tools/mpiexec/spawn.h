@@ -49,4 +49,15 @@ int plx_spawn_start(const struct plx_spawn_desc *d, struct plx_spawn_proc *p);
  * main process only. Harmless when the process is already gone. */
 void plx_spawn_signal(const struct plx_spawn_proc *p, int sig, int group);
 
+/* The shared-memory segments of job kvsname on this host: the library names
+ * them /dev/shm/plexus-<kvsname>-<rank> and unlinks them once every local
+ * peer that talks to the owner has opened them, or at MPI_Finalize. A job
+ * that dies (a rank killed during MPI_Init, the OOM killer) leaves the rest:
+ * mpiexec and plexus-proxy remove them when the job ends, for any reason. */
+void plx_spawn_sweep_shm(const char *kvsname);
+
+/* The environment variable that hands the job's name to plexus-proxy (in the
+ * forwarded environment of LAUNCH) for plx_spawn_sweep_shm. */
+#define PLX_SPAWN_KVSNAME_ENV "PLEXUS_MPIEXEC_KVSNAME"
+
 #endif

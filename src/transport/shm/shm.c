@@ -1,19 +1,32 @@
 /*
  * Shared-memory transport.
  *
- * Layout. Every process R owns one segment holding its inbound rings: one
- * ring per process of the node (its own included, for self-sends), each
- * written by exactly one producer and read only by R. A ring is a circular
- * byte buffer of records [struct plx_hdr][payload], each padded to 64 bytes;
- * a record that would straddle the end is preceded by a WRAP marker. The
- * producer owns `head`, the consumer `tail`; each sits on its own cache line
- * and only they are shared, so a small send is: copy hdr+payload, one
- * release store of head. No lock, no syscall, no allocation.
+ * Layout. Every process R owns one segment, whose size does not depend on
+ * the number of ranks on the node: a header, one inbound queue that every
+ * process of the node may write (queue.h: bounded, multi-producer) and
+ * PLEXUS_SHM_FAST_RINGS per-pair rings (ring.h: single producer). A sender
+ * starts on R's queue; after PLEXUS_SHM_FAST_AFTER messages it claims a free
+ * ring of R's (a CAS on a bitmap in R's header), announces it with a FAST
+ * record through the queue and from then on writes only to the ring. R
+ * starts reading that ring when it takes the FAST record, so the pair's
+ * order is kept. When R has no ring left, the sender stays on the queue. A
+ * ring is a circular byte buffer of records [struct plx_hdr][payload], each
+ * padded to 64 bytes; a small send is: copy hdr+payload, one release store.
+ * No lock, no syscall, no allocation.
  *
- * Segments are created at MPI_Init, mapped by every process of the node, and
- * unlinked right after that, so nothing is left in /dev/shm even if the job
- * is killed. Space is reserved with posix_fallocate, so a small /dev/shm
- * fails at init with a plain message instead of SIGBUS later.
+ * Start-up touches no peer. A process creates its segment before the
+ * business-card fence (/dev/shm/plexus-<job>-<rank>, reserved whole with
+ * posix_fallocate so that a small /dev/shm fails at MPI_Init with a plain
+ * message instead of SIGBUS later) and maps a peer's segment on first
+ * contact. Each opener counts itself in the owner's header; the one that
+ * completes the count of the node's other ranks unlinks the name, and the
+ * owner unlinks it at MPI_Finalize at the latest. A job that dies before
+ * leaves names behind: mpiexec and plexus-proxy remove the job's names when
+ * it ends (plx_spawn_sweep_shm).
+ *
+ * A producer that finds the queue or its ring full sets its bit (rank mod
+ * 64) in the receiver's `waiters` word; the receiver, after taking records,
+ * rings the doorbell of the flagged ranks that sleep.
  *
  * Sleeping. A receiver about to block sets `sleeping` in its segment header,
  * polls once more, then waits on its doorbell: an abstract-namespace unix
@@ -24,7 +37,7 @@
  * doorbell when the producer sleeps (it may be blocked on a full ring).
  *
  * Large messages are read by the receiver straight from the sender's buffer
- * with process_vm_readv (probed at init; if the kernel forbids it the
+ * with process_vm_readv (tried on the first read; if the kernel forbids it the
  * point-to-point layer streams fragments through the ring instead).
  *
  * Copying together. One core copies at ~10-14 GB/s here, well below what
@@ -61,6 +74,7 @@
 #include "core/request.h"
 #include "core/runtime.h"
 #include "pm/pm.h"
+#include "transport/shm/queue.h"
 #include "transport/shm/ring.h"
 #include "transport/shm/shm.h"
 
@@ -68,6 +82,8 @@
 #define PLX_SHM_PAGE 4096
 
 #define PLX_SHM_PKT_HELP 0xf0          /* transport-private record type (payload plx_shm_help) */
+#define PLX_SHM_PKT_FAST 0xf1          /* queue record: my ring in your segment from now on (payload u32) */
+#define PLX_SHM_FAST_MAX 64            /* per-pair rings a segment may hold (bits of fast_used) */
 #define PLX_SHM_COOP_SLOTS 32
 #define PLX_SHM_COOP_MAX_CHUNKS 16
 #define PLX_SHM_COOP_MIN_CHUNK (64 * 1024)
@@ -85,10 +101,14 @@ struct plx_shm_seg_hdr {
     _Atomic uint32_t sleeping;
     _Atomic int32_t cpu;               /* where the owner last waited (sched_getcpu), -1 unknown */
     uint32_t magic;
-    uint32_t nlocal;
+    uint32_t nfast;                    /* per-pair rings in this segment */
     int32_t owner_lpid;
+    int32_t owner_pid;
     uint64_t ring_size;
-    uint64_t probe_addr;               /* address of owner's plx_shm_probe_word */
+    uint64_t queue_size;
+    _Atomic uint64_t fast_used;        /* bit k: ring k belongs to a sender */
+    _Atomic uint32_t opened;           /* node peers that have mapped this segment */
+    _Alignas(64) _Atomic uint64_t waiters;     /* bit lpid % 64: a sender found no room */
     struct plx_shm_coop_slot coop[PLX_SHM_COOP_SLOTS];
 };
 
@@ -111,25 +131,46 @@ struct plx_shm_coop {
     plx_status_t st;                   /* first error of the reader's copies */
 };
 
+/* A node peer this process has talked to (created on first contact). */
+enum plx_shm_out { PLX_SHM_OUT_QUEUE, PLX_SHM_OUT_CLAIMED, PLX_SHM_OUT_FAST };
+
 struct plx_shm_peer {
     int lpid;
-    struct plx_shm_seg_hdr *seg;       /* peer's segment */
-    struct plx_ring_prod out;          /* into the peer's ring for me */
-    struct plx_ring_cons in;           /* my ring written by this peer */
+    pid_t pid;                         /* from its segment, once mapped */
+    int out_state;                     /* enum plx_shm_out */
+    struct plx_ring_prod out;          /* OUT_CLAIMED, OUT_FAST: my ring in the peer's segment */
+    struct plx_shmq queue;             /* the peer's queue (as a producer) */
+    struct plx_shm_seg_hdr *seg;       /* peer's segment, NULL until mapped */
+    uint32_t out_ring;                 /* index of out */
+    uint32_t queued;                   /* messages sent through the queue */
+    struct plx_ring_cons in;           /* the peer's ring in my segment (in_on) */
+    int in_on;
     struct sockaddr_un bell;
     socklen_t bell_len;
 };
 
 static struct {
     int nlocal;
+    int nfast;                         /* per-pair rings in each segment */
+    uint32_t fast_after;               /* queued messages before a sender claims a ring */
     size_t ring_size;
+    size_t queue_size;
     size_t seg_size;
-    struct plx_shm_peer *peers;        /* by local index */
+    struct plx_shm_peer **peer_of;     /* by world rank (one word each: the send path's one load);
+                                        * NULL until first contact or not of this node */
+    struct plx_shm_peer **mapped;      /* peers whose segment is mapped */
+    int nmapped;
+    struct plx_shm_peer *fast_in[PLX_SHM_FAST_MAX];    /* senders on my rings */
+    int nfast_in;
+    struct plx_shmq queue;             /* my inbound queue (as its consumer) */
     int *local_of_lpid;                /* world rank -> local index or -1 */
     struct plx_shm_seg_hdr *my_seg;
+    plx_status_t early_st;             /* of the segment's creation before the card fence */
+    int created;
+    int unlinked;
     int bell_fd;
     int nsleepers;                     /* threads asleep on bell_fd (see plx_shm_sleep_prepare) */
-    int cma;                           /* 1 if process_vm_readv works between us */
+    int cma;                           /* 1 while process_vm_readv works between us */
     int help_ok;                       /* 0 after a process_vm_writev failed */
     uint64_t align;                    /* ring payload alignment (PLEXUS_SHM_ALIGN) */
     uint32_t coop_free;                /* bit i: my slot i is free */
@@ -144,16 +185,19 @@ static struct {
 
 static struct plx_tp_iface plx_shm_ifc;
 
-static const uint64_t plx_shm_probe_word = 0x706c65787573636dull;
-
 static size_t plx_shm_ring_stride(void)
 {
     return PLX_RING_CTRL + plx_shm.ring_size;
 }
 
-static void *plx_shm_ring_at(struct plx_shm_seg_hdr *seg, int i)
+static void *plx_shm_queue_at(struct plx_shm_seg_hdr *seg)
 {
-    return (char *)seg + PLX_SHM_PAGE + (size_t)i * plx_shm_ring_stride();
+    return (char *)seg + PLX_SHM_PAGE;
+}
+
+static void *plx_shm_ring_at(struct plx_shm_seg_hdr *seg, int k)
+{
+    return (char *)seg + PLX_SHM_PAGE + PLX_RING_CTRL + plx_shm.queue_size + (size_t)k * plx_shm_ring_stride();
 }
 
 static void plx_shm_bell_addr(int lpid, struct sockaddr_un *a, socklen_t *len)
@@ -176,16 +220,161 @@ static int plx_shm_reaches(struct plx_tp_iface *ifc, int lpid)
     return plx_shm.local_of_lpid && lpid >= 0 && lpid < plx_procs.n && plx_shm.local_of_lpid[lpid] >= 0;
 }
 
-static plx_status_t plx_shm_send(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *hdr,
-                                 const struct iovec *iov, int iovcnt)
+static void plx_shm_seg_name(int lpid, char *buf, size_t len)
 {
-    struct plx_shm_peer *p = &plx_shm.peers[plx_shm.local_of_lpid[lpid]];
-    plx_status_t st = plx_ring_write(&p->out, hdr, iov, iovcnt);
-    if (st != PLX_OK)
-        return st;
+    snprintf(buf, len, "/plexus-%s-%d", plx_procs.kvsname, lpid);
+}
+
+/* The state of node peer lpid, created on first contact (no mapping yet). */
+static struct plx_shm_peer *plx_shm_peer_get(int lpid)
+{
+    struct plx_shm_peer *p = plx_shm.peer_of[lpid];
+    if (plx_likely(p != NULL))
+        return p;
+    p = plx_calloc(1, sizeof *p);
+    p->lpid = lpid;
+    plx_shm_bell_addr(lpid, &p->bell, &p->bell_len);
+    plx_shm.peer_of[lpid] = p;
+    return p;
+}
+
+/* Maps the peer's segment (first contact as a sender, or as the helper of
+ * its read). The opener that completes the count of the node's other ranks
+ * unlinks the name: nobody will open it again. */
+static plx_status_t plx_shm_peer_map(struct plx_shm_peer *p)
+{
+    if (p->seg)
+        return PLX_OK;
+    struct plx_shm_seg_hdr *seg;
+    if (p->lpid == plx_procs.my_lpid) {
+        seg = plx_shm.my_seg;
+    } else {
+        char name[300];
+        plx_shm_seg_name(p->lpid, name, sizeof name);
+        int fd = shm_open(name, O_RDWR, 0600);
+        if (fd < 0) {
+            plx_warn("shm: cannot open rank %d's segment %s: %s", p->lpid, name, strerror(errno));
+            return PLX_ERR_IO;
+        }
+        void *m = mmap(NULL, plx_shm.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (m == MAP_FAILED) {
+            plx_warn("shm: cannot map rank %d's segment: %s", p->lpid, strerror(errno));
+            return PLX_ERR_NOMEM;
+        }
+        seg = m;
+        if (seg->magic != PLX_SHM_MAGIC || seg->ring_size != plx_shm.ring_size ||
+            seg->queue_size != plx_shm.queue_size || seg->nfast != (uint32_t)plx_shm.nfast) {
+            plx_warn("shm: rank %d's segment has a different layout (PLEXUS_SHM_RING_SIZE, "
+                     "PLEXUS_SHM_QUEUE_SIZE and PLEXUS_SHM_FAST_RINGS must be the same on every rank)", p->lpid);
+            munmap(m, plx_shm.seg_size);
+            return PLX_ERR_ARG;
+        }
+        if (atomic_fetch_add_explicit(&seg->opened, 1, memory_order_acq_rel) + 1 == (uint32_t)plx_shm.nlocal - 1)
+            shm_unlink(name);
+    }
+    plx_shmq_init(&p->queue, plx_shm_queue_at(seg), plx_shm.queue_size);
+    p->pid = seg->owner_pid;
+    p->seg = seg;
+    plx_shm.mapped[plx_shm.nmapped++] = p;
+    return PLX_OK;
+}
+
+/* The pid of node peer lpid (for cross-memory attach); 0 if unknown. */
+static pid_t plx_shm_pid(int lpid)
+{
+    struct plx_shm_peer *p = plx_shm_peer_get(lpid);
+    return plx_shm_peer_map(p) == PLX_OK ? p->pid : 0;
+}
+
+/* No room at peer p: ask it to ring our doorbell once it has taken records
+ * (if we sleep by then). */
+static void plx_shm_want_room(struct plx_shm_peer *p)
+{
+    uint64_t bit = 1ull << (plx_procs.my_lpid & 63);
+    if (!(atomic_load_explicit(&p->seg->waiters, memory_order_relaxed) & bit))
+        atomic_fetch_or_explicit(&p->seg->waiters, bit, memory_order_seq_cst);
+}
+
+static void plx_shm_wake(struct plx_shm_peer *p)
+{
     atomic_thread_fence(memory_order_seq_cst);
     if (plx_unlikely(atomic_load_explicit(&p->seg->sleeping, memory_order_relaxed)))
         plx_shm_ring_bell(p);
+}
+
+/* Claims a free ring in p's segment; 0 when it has none left. */
+static int plx_shm_fast_claim(struct plx_shm_peer *p)
+{
+    uint64_t all = p->seg->nfast >= 64 ? ~0ull : (1ull << p->seg->nfast) - 1;
+    uint64_t used = atomic_load_explicit(&p->seg->fast_used, memory_order_acquire);
+    for (;;) {
+        uint64_t avail = all & ~used;
+        if (!avail)
+            return 0;
+        int k = __builtin_ctzll(avail);
+        if (atomic_compare_exchange_weak_explicit(&p->seg->fast_used, &used, used | (1ull << k),
+                                                  memory_order_acq_rel, memory_order_acquire)) {
+            void *base = plx_shm_ring_at(p->seg, k);
+            /* map in the pages we write: otherwise the first lap takes a
+             * page fault per 4 KiB (the first ~2 ms of a ping-pong ran 20 %
+             * slow). Old kernels lack the call. */
+#ifdef MADV_POPULATE_WRITE
+            (void)madvise(base, plx_shm_ring_stride(), MADV_POPULATE_WRITE);
+#endif
+            plx_ring_prod_init(&p->out, base, plx_shm.ring_size);
+            p->out.align = plx_shm.align;
+            p->out_ring = (uint32_t)k;
+            p->out_state = PLX_SHM_OUT_CLAIMED;
+            plx_debug(2, "shm: rank %d gets ring %d of rank %d", plx_procs.my_lpid, k, p->lpid);
+            return 1;
+        }
+    }
+}
+
+/* Everything but a send on an announced ring: first contact, the queue,
+ * claiming and announcing a ring. */
+static plx_status_t plx_shm_send_slow(struct plx_shm_peer *p, const struct plx_hdr *hdr, const struct iovec *iov,
+                                      int iovcnt)
+{
+    plx_status_t st;
+    if (plx_unlikely(!p->seg) && (st = plx_shm_peer_map(p)) != PLX_OK)
+        return st;
+    if (p->out_state == PLX_SHM_OUT_QUEUE && plx_shm.nfast > 0 && p->queued >= plx_shm.fast_after &&
+        (p->queued & 1023) == plx_shm.fast_after % 1024)     /* retried every 1024 */
+        (void)plx_shm_fast_claim(p);
+    if (p->out_state == PLX_SHM_OUT_CLAIMED) {
+        uint32_t k = p->out_ring;
+        struct plx_hdr fh = { .type = PLX_SHM_PKT_FAST, .len = sizeof k };
+        struct iovec fi = { &k, sizeof k };
+        if (plx_shmq_write(&p->queue, plx_procs.my_lpid, &fh, &fi, 1) == PLX_OK)
+            p->out_state = PLX_SHM_OUT_FAST;
+    }
+    if (p->out_state == PLX_SHM_OUT_FAST)
+        st = plx_ring_write(&p->out, hdr, iov, iovcnt);
+    else if ((st = plx_shmq_write(&p->queue, plx_procs.my_lpid, hdr, iov, iovcnt)) == PLX_OK)
+        p->queued++;
+    if (st == PLX_BUSY)
+        plx_shm_want_room(p);
+    if (st != PLX_OK)
+        return st;
+    plx_shm_wake(p);
+    return PLX_OK;
+}
+
+static plx_status_t plx_shm_send(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *hdr,
+                                 const struct iovec *iov, int iovcnt)
+{
+    struct plx_shm_peer *p = plx_shm.peer_of[lpid];
+    if (plx_unlikely(!p || p->out_state != PLX_SHM_OUT_FAST))
+        return plx_shm_send_slow(p ? p : plx_shm_peer_get(lpid), hdr, iov, iovcnt);
+    plx_status_t st = plx_ring_write(&p->out, hdr, iov, iovcnt);
+    if (plx_unlikely(st != PLX_OK)) {
+        if (st == PLX_BUSY)
+            plx_shm_want_room(p);
+        return st;
+    }
+    plx_shm_wake(p);
     return PLX_OK;
 }
 
@@ -237,7 +426,7 @@ static void plx_shm_coop_read_chunk(struct plx_shm_coop *c, struct plx_shm_coop_
 {
     size_t off = (size_t)i * c->chunk, n = plx_shm_coop_chunk_len(c, i);
     if (c->st == PLX_OK)
-        c->st = plx_shm_cma_copy(plx_procs.p[c->lpid].pid, 0, c->local + off, c->remote + off, n);
+        c->st = plx_shm_cma_copy(plx_shm_pid(c->lpid), 0, c->local + off, c->remote + off, n);
     plx_shm.st_read_bytes += n;
     atomic_fetch_add_explicit(&s->done, n, memory_order_acq_rel);
 }
@@ -265,10 +454,10 @@ static plx_status_t plx_shm_coop_run(int slot)
 /* The helping sender: a HELP record from reader p. */
 static void plx_shm_coop_help(struct plx_shm_peer *p, const struct plx_shm_help *h)
 {
-    if (h->slot >= PLX_SHM_COOP_SLOTS)
+    if (h->slot >= PLX_SHM_COOP_SLOTS || plx_shm_peer_map(p) != PLX_OK)
         return;
     struct plx_shm_coop_slot *s = &p->seg->coop[h->slot];
-    pid_t pid = plx_procs.p[p->lpid].pid;
+    pid_t pid = p->pid;
     int i, copied = 0;
     while (plx_shm.help_ok && (i = plx_shm_coop_claim(s, h->gen, h->nchunks)) >= 0) {
         copied = 1;
@@ -335,7 +524,7 @@ static plx_status_t plx_shm_read_remote(struct plx_tp_iface *ifc, int lpid, void
 {
     if (!plx_shm.cma)
         return PLX_ERR_UNSUPPORTED;
-    struct plx_shm_peer *p = &plx_shm.peers[plx_shm.local_of_lpid[lpid]];
+    struct plx_shm_peer *p = plx_shm_peer_get(lpid);
     int slot = plx_shm_coop_start(p, local, remote_addr, len, comp);
     plx_status_t st;
     plx_shm.st_reads++;
@@ -345,7 +534,7 @@ static plx_status_t plx_shm_read_remote(struct plx_tp_iface *ifc, int lpid, void
         if (st == PLX_IN_PROGRESS)
             plx_shm.coop_active |= 1u << slot;
     } else {
-        st = plx_shm_cma_copy(plx_procs.p[lpid].pid, 0, local, remote_addr, len);
+        st = plx_shm_cma_copy(plx_shm_pid(lpid), 0, local, remote_addr, len);
         plx_shm.st_read_bytes += len;
     }
     if (st == PLX_ERR_UNSUPPORTED) {
@@ -365,7 +554,7 @@ static plx_status_t plx_shm_copy_remote(struct plx_tp_iface *ifc, int lpid, int 
 {
     if (!plx_shm.cma)
         return PLX_ERR_UNSUPPORTED;
-    pid_t pid = plx_procs.p[lpid].pid;
+    pid_t pid = plx_shm_pid(lpid);
     struct iovec first = { 0 };
     size_t done = 0;
     while (done < len && niov > 0) {
@@ -420,28 +609,78 @@ static int plx_shm_coop_progress(void)
     return work;
 }
 
+/* A FAST record from p: its ring k of my segment carries what follows. */
+static void plx_shm_fast_open(struct plx_shm_peer *p, const void *payload)
+{
+    uint32_t k;
+    memcpy(&k, payload, sizeof k);
+    if (k >= (uint32_t)plx_shm.nfast || p->in_on || plx_shm.nfast_in >= PLX_SHM_FAST_MAX) {
+        plx_warn("shm: rank %d announced ring %u of %d (ignored)", p->lpid, k, plx_shm.nfast);
+        return;
+    }
+    void *base = plx_shm_ring_at(plx_shm.my_seg, (int)k);
+#ifdef MADV_POPULATE_WRITE
+    (void)madvise(base, plx_shm_ring_stride(), MADV_POPULATE_WRITE);     /* no faults in its first lap */
+#endif
+    plx_ring_cons_init(&p->in, base, plx_shm.ring_size);
+    p->in_on = 1;
+    plx_shm.fast_in[plx_shm.nfast_in++] = p;
+}
+
+static void plx_shm_dispatch(struct plx_shm_peer *p, const struct plx_hdr *h, const void *payload)
+{
+    if (plx_likely(h->type < PLX_SHM_PKT_HELP))
+        plx_shm.up->recv[h->type](&plx_shm_ifc, p->lpid, h, payload);
+    else if (h->type == PLX_SHM_PKT_HELP)
+        plx_shm_coop_help(p, payload);
+    else if (h->type == PLX_SHM_PKT_FAST)
+        plx_shm_fast_open(p, payload);
+}
+
+/* Senders that found no room and now sleep: ring them. O(node ranks) per
+ * call, only after a sender found a full queue or ring. */
+static void plx_shm_wake_waiters(void)
+{
+    uint64_t w = atomic_exchange_explicit(&plx_shm.my_seg->waiters, 0, memory_order_seq_cst);
+    for (int i = 0; i < plx_shm.nlocal; i++) {
+        int lpid = plx_procs.local_lpids[i];
+        if (!(w & (1ull << (lpid & 63))) || lpid == plx_procs.my_lpid)
+            continue;
+        struct plx_shm_peer *q = plx_shm_peer_get(lpid);
+        if (plx_shm_peer_map(q) == PLX_OK && atomic_load_explicit(&q->seg->sleeping, memory_order_relaxed))
+            plx_shm_ring_bell(q);
+    }
+}
+
 static int plx_shm_poll(void)
 {
     int work = 0;
     if (plx_unlikely(plx_shm.coop_active))
         work += plx_shm_coop_progress();
-    for (int i = 0; i < plx_shm.nlocal; i++) {
-        struct plx_shm_peer *p = &plx_shm.peers[i];
-        const struct plx_hdr *h = plx_ring_peek(&p->in);
-        if (!h)
-            continue;
-        do {
-            if (plx_unlikely(h->type == PLX_SHM_PKT_HELP))
-                plx_shm_coop_help(p, plx_ring_payload(h));
-            else
-                plx_shm.up->recv[h->type](&plx_shm_ifc, p->lpid, h, plx_ring_payload(h));
+    for (int i = 0; i < plx_shm.nfast_in; i++) {
+        struct plx_shm_peer *p = plx_shm.fast_in[i];
+        const struct plx_hdr *h;
+        while ((h = plx_ring_peek(&p->in)) != NULL) {
+            plx_shm_dispatch(p, h, plx_ring_payload(h));
             plx_ring_consume(&p->in, h);
             work++;
-        } while ((h = plx_ring_peek(&p->in)) != NULL);
-        /* the producer may be asleep waiting for room */
+        }
+    }
+    const struct plx_hdr *h;
+    int from;
+    while ((h = plx_shmq_peek(&plx_shm.queue, &from)) != NULL) {
+        if (plx_likely(from >= 0 && from < plx_procs.n && plx_shm.local_of_lpid[from] >= 0))
+            plx_shm_dispatch(plx_shm_peer_get(from), h, h + 1);
+        else
+            plx_warn("shm: a record from rank %d, not of this node (ignored)", from);
+        plx_shmq_consume(&plx_shm.queue, h);
+        work++;
+    }
+    if (work) {
+        /* a sender may be asleep waiting for room */
         atomic_thread_fence(memory_order_seq_cst);
-        if (atomic_load_explicit(&p->seg->sleeping, memory_order_relaxed) && i != plx_procs.my_local_index)
-            plx_shm_ring_bell(p);
+        if (plx_unlikely(atomic_load_explicit(&plx_shm.my_seg->waiters, memory_order_relaxed)))
+            plx_shm_wake_waiters();
     }
     return work;
 }
@@ -470,7 +709,8 @@ static void plx_shm_sleep_done(void)
 /* Publishes this process's CPU and says whether a node peer last waited
  * on the same one: then the two take turns on one CPU (a loaded machine
  * often puts them there), and every poll spun delays the peer we wait
- * for. O(local ranks), called only after a stretch of idle polls. */
+ * for. O(peers whose segment is mapped), called only after a stretch of
+ * idle polls. */
 static int plx_shm_cpu_shared(void)
 {
     int cpu = sched_getcpu();
@@ -478,9 +718,9 @@ static int plx_shm_cpu_shared(void)
         return 0;
     if (atomic_load_explicit(&plx_shm.my_seg->cpu, memory_order_relaxed) != cpu)
         atomic_store_explicit(&plx_shm.my_seg->cpu, cpu, memory_order_relaxed);
-    for (int i = 0; i < plx_shm.nlocal; i++)
-        if (i != plx_procs.my_local_index &&
-            atomic_load_explicit(&plx_shm.peers[i].seg->cpu, memory_order_relaxed) == cpu)
+    for (int i = 0; i < plx_shm.nmapped; i++)
+        if (plx_shm.mapped[i]->lpid != plx_procs.my_lpid &&
+            atomic_load_explicit(&plx_shm.mapped[i]->seg->cpu, memory_order_relaxed) == cpu)
             return 1;
     return 0;
 }
@@ -492,38 +732,48 @@ static void plx_shm_finalize(void)
                  "%llu bytes written into receivers' buffers as a sender",
                  (unsigned long long)plx_shm.st_reads, (unsigned long long)plx_shm.st_shared,
                  (unsigned long long)plx_shm.st_read_bytes, (unsigned long long)plx_shm.st_helped_bytes);
-    for (int i = 0; i < plx_shm.nlocal; i++)
-        if (plx_shm.peers[i].seg)
-            munmap(plx_shm.peers[i].seg, plx_shm.seg_size);
+    if (plx_shm.created && !plx_shm.unlinked)
+        shm_unlink(plx_shm.name);      /* a node peer that never wrote to us will not open it now */
+    for (int i = 0; i < plx_shm.nmapped; i++)
+        if (plx_shm.mapped[i]->seg != plx_shm.my_seg)
+            munmap(plx_shm.mapped[i]->seg, plx_shm.seg_size);
+    if (plx_shm.my_seg)
+        munmap(plx_shm.my_seg, plx_shm.seg_size);
+    for (int i = 0; plx_shm.peer_of && i < plx_procs.n; i++)
+        free(plx_shm.peer_of[i]);
     if (plx_shm.bell_fd >= 0)
         close(plx_shm.bell_fd);
-    free(plx_shm.peers);
+    free(plx_shm.peer_of);
+    free(plx_shm.mapped);
     free(plx_shm.local_of_lpid);
     memset(&plx_shm, 0, sizeof plx_shm);
     plx_shm.bell_fd = -1;
 }
 
-static void plx_shm_seg_name(int lpid, char *buf, size_t len)
+/* The segment's size: header, queue, rings. Not a function of the node's
+ * ranks. 0 when a setting is out of range (with a message). */
+static size_t plx_shm_layout(void)
 {
-    snprintf(buf, len, "/plexus-%s-%d", plx_procs.kvsname, lpid);
-}
-
-static plx_status_t plx_shm_check_space(void)
-{
-    struct statvfs vfs;
-    if (statvfs("/dev/shm", &vfs) != 0)
-        return PLX_OK;          /* nothing to check against; fallocate will tell */
-    unsigned long long avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
-    if (avail < plx_shm.seg_size) {
-        plx_warn("/dev/shm has %llu KiB free but this process needs %zu KiB for %d local peers "
-                 "(PLEXUS_SHM_RING_SIZE=%zu). Enlarge /dev/shm (docker run --shm-size=1g) "
-                 "or lower PLEXUS_SHM_RING_SIZE.",
-                 avail >> 10, plx_shm.seg_size >> 10, plx_shm.nlocal, plx_shm.ring_size);
-        return PLX_ERR_NOSPACE;
+    plx_shm.ring_size = plx_config.shm_ring_size;
+    plx_shm.queue_size = plx_config.shm_queue_size;
+    plx_shm.nfast = plx_config.shm_fast_rings;
+    if (plx_shm.ring_size < 16384 || (plx_shm.ring_size & (plx_shm.ring_size - 1))) {
+        plx_warn("PLEXUS_SHM_RING_SIZE=%zu must be a power of two of at least 16K", plx_shm.ring_size);
+        return 0;
     }
-    return PLX_OK;
+    if (plx_shm.queue_size < 16384 || (plx_shm.queue_size & (plx_shm.queue_size - 1))) {
+        plx_warn("PLEXUS_SHM_QUEUE_SIZE=%zu must be a power of two of at least 16K", plx_shm.queue_size);
+        return 0;
+    }
+    if (plx_shm.nfast < 0 || plx_shm.nfast > PLX_SHM_FAST_MAX) {
+        plx_warn("PLEXUS_SHM_FAST_RINGS=%d must be between 0 and %d", plx_shm.nfast, PLX_SHM_FAST_MAX);
+        return 0;
+    }
+    return PLX_SHM_PAGE + PLX_RING_CTRL + plx_shm.queue_size + (size_t)plx_shm.nfast * plx_shm_ring_stride();
 }
 
+/* Creates, reserves and maps this process's segment; on failure says why in
+ * plx_shm.early_st (reported by open, which knows the node's ranks). */
 static plx_status_t plx_shm_create_own(void)
 {
     plx_shm_seg_name(plx_procs.my_lpid, plx_shm.name, sizeof plx_shm.name);
@@ -533,93 +783,36 @@ static plx_status_t plx_shm_create_own(void)
         plx_warn("shm: cannot create %s: %s", plx_shm.name, strerror(errno));
         return PLX_ERR_IO;
     }
+    plx_shm.created = 1;
     int err = posix_fallocate(fd, 0, (off_t)plx_shm.seg_size);
     if (err) {
-        plx_warn("shm: cannot reserve %zu KiB in /dev/shm (%s). Enlarge /dev/shm "
-                 "(docker run --shm-size=1g) or lower PLEXUS_SHM_RING_SIZE.",
-                 plx_shm.seg_size >> 10, strerror(err));
         close(fd);
         shm_unlink(plx_shm.name);
-        return PLX_ERR_NOSPACE;
+        plx_shm.unlinked = 1;
+        return err == ENOSPC ? PLX_ERR_NOSPACE : PLX_ERR_IO;
     }
     void *m = mmap(NULL, plx_shm.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (m == MAP_FAILED) {
         shm_unlink(plx_shm.name);
+        plx_shm.unlinked = 1;
         return PLX_ERR_NOMEM;
     }
     plx_shm.my_seg = m;
+    /* the header and the queue are touched at once; a ring when a sender
+     * claims it (the sender maps its pages in then) */
 #ifdef MADV_POPULATE_WRITE
-    (void)madvise(m, plx_shm.seg_size, MADV_POPULATE_WRITE);
+    (void)madvise(m, PLX_SHM_PAGE + PLX_RING_CTRL + plx_shm.queue_size, MADV_POPULATE_WRITE);
 #endif
     plx_shm.my_seg->magic = PLX_SHM_MAGIC;
     atomic_store_explicit(&plx_shm.my_seg->cpu, -1, memory_order_relaxed);
-    plx_shm.my_seg->nlocal = (uint32_t)plx_shm.nlocal;
+    plx_shm.my_seg->nfast = (uint32_t)plx_shm.nfast;
     plx_shm.my_seg->owner_lpid = plx_procs.my_lpid;
+    plx_shm.my_seg->owner_pid = (int32_t)getpid();
     plx_shm.my_seg->ring_size = plx_shm.ring_size;
-    plx_shm.my_seg->probe_addr = (uint64_t)(uintptr_t)&plx_shm_probe_word;
+    plx_shm.my_seg->queue_size = plx_shm.queue_size;
+    plx_shmq_init(&plx_shm.queue, plx_shm_queue_at(plx_shm.my_seg), plx_shm.queue_size);
     return PLX_OK;
-}
-
-static plx_status_t plx_shm_map_peer(int li)
-{
-    struct plx_shm_peer *p = &plx_shm.peers[li];
-    p->lpid = plx_procs.local_lpids[li];
-    if (li == plx_procs.my_local_index) {
-        p->seg = plx_shm.my_seg;
-    } else {
-        char name[300];
-        plx_shm_seg_name(p->lpid, name, sizeof name);
-        int fd = shm_open(name, O_RDWR, 0600);
-        if (fd < 0) {
-            plx_warn("shm: cannot open rank %d's segment %s: %s", p->lpid, name, strerror(errno));
-            return PLX_ERR_IO;
-        }
-        void *m = mmap(NULL, plx_shm.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        close(fd);
-        if (m == MAP_FAILED)
-            return PLX_ERR_NOMEM;
-        p->seg = m;
-        if (p->seg->magic != PLX_SHM_MAGIC || p->seg->ring_size != plx_shm.ring_size) {
-            plx_warn("shm: rank %d's segment has a different layout (PLEXUS_SHM_RING_SIZE must be "
-                     "the same on every rank)", p->lpid);
-            return PLX_ERR_ARG;
-        }
-    }
-    /* Map in now the pages this process touches (its ring in the peer's
-     * segment; its own segment whole, below): otherwise the first lap of
-     * every ring takes a page fault per 4 KiB, which showed as the first
-     * ~2 ms of a ping-pong running 20 % slow. Old kernels lack the call. */
-#ifdef MADV_POPULATE_WRITE
-    (void)madvise(plx_shm_ring_at(p->seg, plx_procs.my_local_index), plx_shm_ring_stride(), MADV_POPULATE_WRITE);
-#endif
-    plx_ring_prod_init(&p->out, plx_shm_ring_at(p->seg, plx_procs.my_local_index), plx_shm.ring_size);
-    p->out.align = plx_shm.align;
-    plx_ring_cons_init(&p->in, plx_shm_ring_at(plx_shm.my_seg, li), plx_shm.ring_size);
-    plx_shm_bell_addr(p->lpid, &p->bell, &p->bell_len);
-    return PLX_OK;
-}
-
-/* Can this process read a node peer's memory? Read the peer's probe word. */
-static void plx_shm_probe_cma(void)
-{
-    plx_shm.cma = 0;
-    if (!plx_config.shm_cma)
-        return;
-    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);   /* Yama: let node peers read us */
-    int li = (plx_procs.my_local_index + 1) % plx_shm.nlocal;
-    struct plx_shm_peer *p = &plx_shm.peers[li];
-    uint64_t v = 0;
-    struct iovec l = { &v, sizeof v };
-    struct iovec r = { (void *)(uintptr_t)p->seg->probe_addr, sizeof v };
-    ssize_t n = process_vm_readv(plx_procs.p[p->lpid].pid, &l, 1, &r, 1, 0);
-    if (n == (ssize_t)sizeof v && v == plx_shm_probe_word) {
-        plx_shm.cma = 1;
-        plx_debug(1, "shm: cross-memory attach works; large messages are copied once");
-    } else {
-        plx_debug(1, "shm: cross-memory attach is not available (%s); large messages use a "
-                  "pipelined copy through shared memory", n < 0 ? strerror(errno) : "wrong data");
-    }
 }
 
 /* PLEXUS_SHM_ALIGN (see ring.h): 4096, 64 or 0; -1 when not understood. */
@@ -642,26 +835,66 @@ static int64_t plx_shm_align_setting(void)
     return 0;
 }
 
+/* Before the business-card fence: the segment exists when any peer learns
+ * that we do, so nothing at start-up waits for or touches a peer. */
+static void plx_shm_init_early(void)
+{
+    plx_shm.bell_fd = -1;
+    plx_shm.seg_size = plx_shm_layout();
+    if (!plx_shm.seg_size) {
+        plx_shm.early_st = PLX_ERR_ARG;
+        return;
+    }
+    struct statvfs vfs;
+    if (statvfs("/dev/shm", &vfs) == 0 && (unsigned long long)vfs.f_bavail * vfs.f_frsize < plx_shm.seg_size)
+        plx_shm.early_st = PLX_ERR_NOSPACE;
+    else
+        plx_shm.early_st = plx_shm_create_own();
+    plx_runtime_test_point("shm-created");
+}
+
+/* /dev/shm could not hold our segment: what the node needs and what lowers it. */
+static void plx_shm_no_space(void)
+{
+    struct statvfs vfs;
+    unsigned long long avail = 0;
+    if (statvfs("/dev/shm", &vfs) == 0)
+        avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
+    plx_warn("MPI_Init: /dev/shm is too small: the %d ranks of this node need %zu KiB of shared memory "
+             "(%zu KiB each: a %zu KiB queue and PLEXUS_SHM_FAST_RINGS=%d rings of PLEXUS_SHM_RING_SIZE=%zu "
+             "bytes), %llu KiB are free. Enlarge /dev/shm (docker run --shm-size=...), or lower "
+             "PLEXUS_SHM_FAST_RINGS (0: queues only), PLEXUS_SHM_RING_SIZE or PLEXUS_SHM_QUEUE_SIZE",
+             plx_procs.nlocal, (size_t)plx_procs.nlocal * (plx_shm.seg_size >> 10), plx_shm.seg_size >> 10,
+             plx_shm.queue_size >> 10, plx_shm.nfast, plx_shm.ring_size, avail >> 10);
+}
+
 static plx_status_t plx_shm_init(void)
 {
-    plx_status_t st;
     int64_t align = plx_shm_align_setting();
     if (align < 0) {
         plx_warn("PLEXUS_SHM_ALIGN=%s: expected page, line, none or auto", plx_config.shm_align);
         return PLX_ERR_ARG;
     }
     plx_shm.align = (uint64_t)align;
-    plx_shm.bell_fd = -1;
     plx_shm.help_ok = 1;
     plx_shm.coop_free = (uint32_t)((1ull << PLX_SHM_COOP_SLOTS) - 1);
     plx_shm.nlocal = plx_procs.nlocal;
-    plx_shm.ring_size = plx_config.shm_ring_size;
-    if (plx_shm.ring_size < 16384 || (plx_shm.ring_size & (plx_shm.ring_size - 1))) {
-        plx_warn("PLEXUS_SHM_RING_SIZE=%zu must be a power of two of at least 16K", plx_shm.ring_size);
-        return PLX_ERR_ARG;
+    /* When every node peer can have a ring of every other, nobody needs to
+     * wait its turn: rings from the first message (a 2-rank job then never
+     * switches in the middle of its first timed loop). */
+    plx_shm.fast_after = plx_shm.nlocal <= plx_config.shm_fast_rings ? 0 : (uint32_t)plx_config.shm_fast_after;
+    if (!plx_shm.created && plx_shm.early_st == PLX_OK)
+        plx_shm_init_early();   /* a singleton: no card fence, no early call */
+    if (plx_shm.early_st == PLX_ERR_NOSPACE)
+        plx_shm_no_space();
+    if (plx_shm.early_st != PLX_OK)
+        return plx_shm.early_st;
+    if (plx_shm.nlocal == 1) {
+        shm_unlink(plx_shm.name);      /* nobody else will open it */
+        plx_shm.unlinked = 1;
     }
-    plx_shm.seg_size = PLX_SHM_PAGE + (size_t)plx_shm.nlocal * plx_shm_ring_stride();
-    plx_shm.peers = plx_calloc((size_t)plx_shm.nlocal, sizeof *plx_shm.peers);
+    plx_shm.peer_of = plx_calloc((size_t)plx_procs.n, sizeof *plx_shm.peer_of);
+    plx_shm.mapped = plx_calloc((size_t)plx_shm.nlocal, sizeof *plx_shm.mapped);
     plx_shm.local_of_lpid = plx_malloc((size_t)plx_procs.n * sizeof(int));
     for (int i = 0; i < plx_procs.n; i++)
         plx_shm.local_of_lpid[i] = plx_procs.p[i].local_index;
@@ -676,38 +909,11 @@ static plx_status_t plx_shm_init(void)
         plx_warn("shm: cannot bind doorbell socket: %s", strerror(errno));
         return PLX_ERR_IO;
     }
-
-    st = plx_shm_check_space();
-    if (st == PLX_OK)
-        st = plx_shm_create_own();
-    /* Every rank reaches the fences, even after a local failure, so that no
-     * one waits forever; failures are then agreed on through the KVS. */
-    char key[PLX_PM_MAX_KEY], val[PLX_PM_MAX_VAL];
-    snprintf(key, sizeof key, "shm-ok-%d", plx_procs.my_lpid);
-    plx_pm_put(key, st == PLX_OK ? "1" : "0");
-    plx_status_t fst = plx_pm_fence();
-    if (fst != PLX_OK)
-        return fst;
-    for (int i = 0; i < plx_shm.nlocal && st == PLX_OK; i++) {
-        snprintf(key, sizeof key, "shm-ok-%d", plx_procs.local_lpids[i]);
-        if (plx_pm_get(key, val, sizeof val) != PLX_OK || strcmp(val, "1") != 0) {
-            plx_warn("shm: rank %d could not set up shared memory", plx_procs.local_lpids[i]);
-            st = PLX_ERR_IO;
-        }
-    }
-    for (int i = 0; i < plx_shm.nlocal && st == PLX_OK; i++)
-        st = plx_shm_map_peer(i);
-    fst = plx_pm_fence();       /* everyone has mapped everything */
-    if (plx_shm.my_seg)
-        shm_unlink(plx_shm.name);
-    if (st != PLX_OK)
-        return st;
-    if (fst != PLX_OK)
-        return fst;
-    if (plx_shm.nlocal > 1)
-        plx_shm_probe_cma();
-    else
-        plx_shm.cma = plx_config.shm_cma;
+    /* Cross-memory attach is tried on the first large read; a refusal
+     * (Yama, seccomp) switches this process to the pipelined copy then. */
+    plx_shm.cma = plx_config.shm_cma;
+    if (plx_shm.cma && plx_shm.nlocal > 1)
+        prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);   /* Yama: let node peers read us */
     return PLX_OK;
 }
 
@@ -733,8 +939,9 @@ static plx_status_t plx_shm_open(const struct plx_tp_upcalls *up, int needed, st
     ifc->comp = &plx_shm_component;
     snprintf(ifc->name, sizeof ifc->name, "shm");
     snprintf(ifc->detail, sizeof ifc->detail, "%d ranks on this node", plx_shm.nlocal);
+    uint64_t maxp = PLX_MIN(plx_ring_max_payload(plx_shm.ring_size), plx_shmq_max_payload(plx_shm.queue_size));
     ifc->caps = (struct plx_tp_caps){
-        .max_packet = sizeof(struct plx_hdr) + plx_ring_max_payload(plx_shm.ring_size),
+        .max_packet = sizeof(struct plx_hdr) + maxp,
         .max_iov = 64,
         .eager_max = plx_config.shm_eager_max,
         .eager_credit = plx_config.shm_eager_credit,
@@ -774,6 +981,7 @@ const struct plx_tp_component plx_shm_component = {
     .name = "shm",
     .flags = PLX_TP_FATE_SHARED,
     .query = plx_shm_query,
+    .init_early = plx_shm_init_early,
     .open = plx_shm_open,
     .poll = plx_shm_poll,
     .sleep_prepare = plx_shm_sleep_prepare,
