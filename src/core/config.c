@@ -108,6 +108,9 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_PMI", PLX_SET_STRING, "auto", pmi,
             "Process-manager protocol: auto (PMIx when PMIX_RANK is set, PMI-2 when PMI_FD and PMI_JOBID "
             "are, as under srun --mpi=pmi2, else PMI-1 on PMI_FD, else a singleton), pmi1, pmi2 or pmix"),
+    /* one-sided communication (issue 12) */
+    PLX_SET("PLEXUS_RMA_SHM", PLX_SET_BOOL, "1", rma_shm,
+            "Windows of MPI_Win_allocate whose ranks share a node live in shared memory, reached by load/store (0: active messages)"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

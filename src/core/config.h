@@ -44,6 +44,7 @@ struct plx_config {
     size_t io_cb_buffer_size;   /* PLEXUS_IO_CB_BUFFER_SIZE */
     int io_cb_nodes;            /* PLEXUS_IO_CB_NODES */
     char pmi[8];                /* PLEXUS_PMI */
+    int rma_shm;                /* PLEXUS_RMA_SHM */
 };
 
 extern struct plx_config plx_config;
