@@ -39,6 +39,9 @@ static int plx_rma_flushed(void *p)
 void plx_rma_flush(struct plx_win *w, int target)
 {
     struct plx_rma_wait_arg a = { w, target, NULL };
+    /* one poll even with nothing to wait for: a process that only works on
+     * its own window still serves what others ask of it */
+    plx_progress_poll();
     if (!plx_rma_flushed(&a))
         plx_progress_wait(plx_rma_flushed, &a);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);

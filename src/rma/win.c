@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/runtime.h"
 #include "rma/rma.h"
+#include "route/route.h"
 
 struct plx_objtab plx_win_tab = PLX_OBJTAB_INIT("window", PLX_OBJ_WIN, struct plx_win);
 
@@ -217,7 +218,10 @@ int plx_win_create(struct plx_comm *comm, int flavor, void *base, MPI_Aint size,
         goto fail;
     }
     if (flavor == MPI_WIN_FLAVOR_SHARED || flavor == MPI_WIN_FLAVOR_ALLOCATE) {
-        int local = plx_win_all_local(nc) && (plx_config.rma_shm || flavor == MPI_WIN_FLAVOR_SHARED);
+        /* MPI_Win_allocate: direct unless shared memory is turned off (for
+         * RMA, or as a transport: PLEXUS_TRANSPORTS=tcp tests the messages) */
+        int local = plx_win_all_local(nc) &&
+                    ((plx_config.rma_shm && plx_route_enabled("shm")) || flavor == MPI_WIN_FLAVOR_SHARED);
         if (flavor == MPI_WIN_FLAVOR_SHARED && !plx_win_all_local(nc)) {
             *what_p = "MPI_Win_allocate_shared needs every rank of the communicator on one node";
             rc = MPI_ERR_RMA_SHARED;
