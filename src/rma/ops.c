@@ -45,7 +45,8 @@ struct plx_rma_op {
     int kind;
     int pieces;                 /* unanswered */
     int status;                 /* MPI error class a target answered, or 0 */
-    char *res;                  /* result stream (owned) */
+    char *res;                  /* result stream (owned unless res_user) */
+    int res_user;               /* res is the user's buffer: a contiguous get */
     size_t res_len;
     void *rbuf;
     MPI_Aint rcount;
@@ -351,7 +352,9 @@ static void plx_rma_op_done(struct plx_rma_op *op)
     struct plx_win *w = op->w;
     if (op->status && !w->err_code)
         w->err_code = op->status;
-    if (op->rbuf && op->res && !op->status) {
+    if (op->res_user) {
+        op->res = NULL;
+    } else if (op->rbuf && op->res && !op->status) {
         if (op->kind == PLX_RMA_K_GET)
             plx_dt_unpack(op->res, op->res_len, op->rbuf, op->rdt);
         else
@@ -434,6 +437,12 @@ static void plx_rma_runs_add(struct plx_rma_runs *v, uint64_t off, uint64_t len)
 static void plx_rma_runs_build(struct plx_rma_runs *v, uint64_t base, MPI_Aint count, const struct plx_datatype *dt,
                                int acc)
 {
+    if (dt->contig && (!acc || dt->size == dt->extent)) {
+        /* one block: no walk over the elements */
+        if (count && dt->size)
+            plx_rma_runs_add(v, base + (uint64_t)dt->true_lb, (uint64_t)(count * dt->size));
+        return;
+    }
     int nr = acc ? dt->nopruns : dt->nruns;
     const struct plx_dt_run *runs = acc ? dt->opruns : dt->runs;
     for (MPI_Aint e = 0; e < count; e++) {
@@ -489,7 +498,9 @@ int plx_rma_issue(struct plx_win *w, const struct plx_rma_args *a, struct plx_re
     /* the data going out */
     char *in = NULL;
     int in_owned = 0;
-    if (kind == PLX_RMA_K_PUT) {
+    if (kind == PLX_RMA_K_PUT && a->odt->contig) {
+        in = (char *)a->obuf + a->odt->true_lb;
+    } else if (kind == PLX_RMA_K_PUT) {
         in = plx_malloc(total ? total : 1);
         in_owned = 1;
         plx_dt_pack(a->obuf, a->ocount, a->odt, in);
@@ -498,6 +509,9 @@ int plx_rma_issue(struct plx_win *w, const struct plx_rma_args *a, struct plx_re
         in_owned = 1;
         memcpy(in, a->obuf, elem);
         memcpy(in + elem, a->cbuf, elem);
+    } else if (acc && a->op != MPI_NO_OP && a->odt->contig && a->odt->size == a->odt->extent &&
+               (a->odt->basic == basic->obj.handle || a->odt == basic)) {
+        in = (char *)a->obuf + a->odt->true_lb;
     } else if (acc && a->op != MPI_NO_OP) {
         in = plx_malloc(stream ? stream : 1);
         in_owned = 1;
@@ -506,9 +520,15 @@ int plx_rma_issue(struct plx_win *w, const struct plx_rma_args *a, struct plx_re
     /* where the answers go */
     char *res = NULL;
     size_t res_len = 0;
+    int res_user = 0;
     if (kind == PLX_RMA_K_GET || kind == PLX_RMA_K_GACC || kind == PLX_RMA_K_CAS) {
         res_len = kind == PLX_RMA_K_GET ? total : stream;
-        res = plx_malloc(res_len ? res_len : 1);
+        if (kind == PLX_RMA_K_GET && a->rdt->contig) {
+            res = (char *)a->rbuf + a->rdt->true_lb;
+            res_user = 1;
+        } else {
+            res = plx_malloc(res_len ? res_len : 1);
+        }
     }
 
     w->pending[a->target]++;
@@ -520,6 +540,7 @@ int plx_rma_issue(struct plx_win *w, const struct plx_rma_args *a, struct plx_re
     op->res = res;
     op->res_len = res_len;
     op->req = req;
+    op->res_user = res_user;
     if (res) {
         op->rbuf = a->rbuf;
         op->rcount = a->rcount;
