@@ -388,3 +388,103 @@ int plx_attr_type_delete_all(struct plx_datatype *dt, const char *fn)
     int rc = plx_attr_list_delete_all(&dt->attrs, dt->obj.handle);
     return rc == MPI_SUCCESS ? rc : plx_attr_callback_err(NULL, fn, "delete", MPI_KEYVAL_INVALID, rc);
 }
+
+/* ---- window attributes (one-sided communication, issue 12) ----------------------------------------- */
+
+#include "rma/rma.h"
+
+/* Errors go to MPI_COMM_WORLD's handler, as for the other objects' keyvals. */
+static int plx_attr_win(MPI_Win h, struct plx_win **w_p, const char *fn)
+{
+    plx_api_check_init(fn);
+    *w_p = plx_win_lookup(h);
+    if (!*w_p)
+        return plx_api_err(NULL, fn, MPI_ERR_WIN, "argument 'win' is %s window (handle 0x%x)",
+                           h == MPI_WIN_NULL ? "the null" : "an invalid", (unsigned)h);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Win_create_keyval = PMPI_Win_create_keyval
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                           MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
+{
+    /* window callbacks have the communicator callbacks' type in the MPICH ABI (ints for handles) */
+    return plx_attr_create_keyval(PLX_KEYVAL_WIN, (MPI_Comm_copy_attr_function *)win_copy_attr_fn,
+                                  (MPI_Comm_delete_attr_function *)win_delete_attr_fn, win_keyval, extra_state,
+                                  "MPI_Win_create_keyval");
+}
+
+#pragma weak MPI_Win_free_keyval = PMPI_Win_free_keyval
+int PMPI_Win_free_keyval(int *win_keyval)
+{
+    return plx_attr_free_keyval(PLX_KEYVAL_WIN, win_keyval, "MPI_Win_free_keyval");
+}
+
+#pragma weak MPI_Win_set_attr = PMPI_Win_set_attr
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+{
+    static const char fn[] = "MPI_Win_set_attr";
+    struct plx_win *w;
+    plx_api_lock();
+    int rc = plx_attr_win(win, &w, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_attr_obj_set(NULL, PLX_KEYVAL_WIN, &w->attrs, w->obj.handle, win_keyval, attribute_val, fn,
+                              "win_keyval");
+    plx_api_unlock();
+    return rc;
+}
+
+#pragma weak MPI_Win_get_attr = PMPI_Win_get_attr
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
+{
+    static const char fn[] = "MPI_Win_get_attr";
+    struct plx_win *w;
+    plx_api_lock();
+    int rc = plx_attr_win(win, &w, fn);
+    if (rc != MPI_SUCCESS)
+        goto out;
+    /* the predefined window keyvals, recognised by value (see core/attr.c) */
+    void *v = NULL;
+    switch (win_keyval) {
+    case MPI_WIN_BASE:
+        v = w->base;
+        break;
+    case MPI_WIN_SIZE:
+        v = &w->attr_size;
+        break;
+    case MPI_WIN_DISP_UNIT:
+        v = &w->attr_disp_unit;
+        break;
+    case MPI_WIN_CREATE_FLAVOR:
+        v = &w->attr_flavor;
+        break;
+    case MPI_WIN_MODEL:
+        v = &w->attr_model;
+        break;
+    default:
+        rc = plx_attr_obj_get(NULL, PLX_KEYVAL_WIN, w->attrs, win_keyval, attribute_val, flag, fn, "win_keyval");
+        goto out;
+    }
+    if (!attribute_val || !flag) {
+        rc = plx_api_null_arg(NULL, fn, attribute_val ? "flag" : "attribute_val");
+        goto out;
+    }
+    *(void **)attribute_val = v;
+    *flag = 1;
+out:
+    plx_api_unlock();
+    return rc;
+}
+
+#pragma weak MPI_Win_delete_attr = PMPI_Win_delete_attr
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
+{
+    static const char fn[] = "MPI_Win_delete_attr";
+    struct plx_win *w;
+    plx_api_lock();
+    int rc = plx_attr_win(win, &w, fn);
+    if (rc == MPI_SUCCESS)
+        rc = plx_attr_obj_del(NULL, PLX_KEYVAL_WIN, &w->attrs, w->obj.handle, win_keyval, fn, "win_keyval");
+    plx_api_unlock();
+    return rc;
+}

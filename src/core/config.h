@@ -50,6 +50,7 @@ struct plx_config {
     int shm_fast_rings;         /* PLEXUS_SHM_FAST_RINGS */
     int shm_fast_after;         /* PLEXUS_SHM_FAST_AFTER */
     char test_die_at[64];       /* PLEXUS_TEST_DIE_AT */
+    int rma_shm;                /* PLEXUS_RMA_SHM */
 };
 
 extern struct plx_config plx_config;

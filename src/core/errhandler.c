@@ -53,6 +53,16 @@ struct plx_errhandler *plx_errhandler_new_file(MPI_File_errhandler_function *fn)
     return e;
 }
 
+struct plx_errhandler *plx_errhandler_new_win(MPI_Win_errhandler_function *fn)
+{
+    struct plx_errhandler *e = plx_obj_alloc(&plx_errhandler_tab);
+    if (!e)
+        return NULL;
+    e->kind = PLX_ERRH_USER_WIN;
+    e->win_fn = fn;
+    return e;
+}
+
 void plx_errhandler_addref(struct plx_errhandler *e)
 {
     if (e && !e->obj.builtin)

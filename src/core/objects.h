@@ -53,6 +53,7 @@ enum plx_errhandler_kind {
     PLX_ERRH_ABORT,
     PLX_ERRH_USER_COMM,
     PLX_ERRH_USER_FILE,         /* MPI_File_create_errhandler (src/api/file.c invokes it) */
+    PLX_ERRH_USER_WIN,          /* MPI_Win_create_errhandler (src/api/win.c invokes it) */
 };
 
 struct plx_errhandler {
@@ -60,6 +61,7 @@ struct plx_errhandler {
     int kind;
     MPI_Comm_errhandler_function *comm_fn;
     MPI_File_errhandler_function *file_fn;
+    MPI_Win_errhandler_function *win_fn;
 };
 
 struct plx_comm {
@@ -217,6 +219,7 @@ extern struct plx_errhandler *plx_errhandler_fatal, *plx_errhandler_return;
 void plx_errhandler_init_builtins(void);
 struct plx_errhandler *plx_errhandler_new_comm(MPI_Comm_errhandler_function *fn);
 struct plx_errhandler *plx_errhandler_new_file(MPI_File_errhandler_function *fn);
+struct plx_errhandler *plx_errhandler_new_win(MPI_Win_errhandler_function *fn);
 void plx_errhandler_addref(struct plx_errhandler *e);
 void plx_errhandler_release(struct plx_errhandler *e);
 

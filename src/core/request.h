@@ -27,6 +27,7 @@ enum plx_req_kind {
     PLX_REQ_PROBE,              /* a blocking probe's stand-in on the blocked list: for the dump only */
     PLX_REQ_FILE,               /* MPI-IO: complete when handed out (src/io/io.h) */
     PLX_REQ_GREQ,               /* a generalized request (MPI_Grequest_start): api/grequest.c */
+    PLX_REQ_RMA,                /* MPI_Rput and kin: src/rma completes it when the target answered */
 };
 
 enum plx_send_mode { PLX_MODE_STD, PLX_MODE_SYNC, PLX_MODE_BUFFERED, PLX_MODE_READY };

@@ -305,9 +305,33 @@ static void plx_rma_am_recv(struct plx_tp_iface *ifc, int lpid, const struct plx
     plx_list_push_back(&plx_rma_am.pending, &p->link);
 }
 
+static struct {
+    plx_tp_recv_fn req, ans;
+    int (*poll)(void);
+} plx_rma_am_hook;
+
+void plx_route_am_hook(plx_tp_recv_fn req, plx_tp_recv_fn ans, int (*poll)(void))
+{
+    plx_rma_am_hook.req = req;
+    plx_rma_am_hook.ans = ans;
+    plx_rma_am_hook.poll = poll;
+}
+
+static void plx_rma_am_hook_req(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
+{
+    if (plx_rma_am_hook.req)
+        plx_rma_am_hook.req(ifc, lpid, h, payload);
+}
+
+static void plx_rma_am_hook_ans(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
+{
+    if (plx_rma_am_hook.ans)
+        plx_rma_am_hook.ans(ifc, lpid, h, payload);
+}
+
 int plx_route_rma_poll(void)
 {
-    int work = 0;
+    int work = plx_rma_am_hook.poll ? plx_rma_am_hook.poll() : 0;
     while (plx_rma_am.init && !plx_list_empty(&plx_rma_am.pending)) {
         struct plx_rma_pending *p = plx_list_entry(plx_rma_am.pending.next, struct plx_rma_pending, link);
         struct iovec iov = { p->data, p->h.len };
@@ -342,4 +366,6 @@ void plx_route_rma_upcalls(struct plx_tp_upcalls *up)
 {
     up->recv[PLX_PKT_RMA] = plx_rma_am_recv;
     up->recv[PLX_PKT_RMA_ANS] = plx_rma_am_answer;
+    up->recv[PLX_PKT_WIN] = plx_rma_am_hook_req;
+    up->recv[PLX_PKT_WIN_ANS] = plx_rma_am_hook_ans;
 }

@@ -156,6 +156,11 @@ plx_status_t plx_route_flush(struct plx_route_peer *rp, struct plx_tp_comp *comp
 /* route.c: the fallback's packet handlers, and its answers waiting for room. */
 void plx_route_rma_upcalls(struct plx_tp_upcalls *up);
 int plx_route_rma_poll(void);
+/* The RMA layer's own packets (PLX_PKT_WIN, PLX_PKT_WIN_ANS: accumulates
+ * with datatypes, locks, epoch notices) are handed to the handlers it
+ * registers here, and its poll (answers waiting for room) runs in the
+ * progress engine with the fallback's. Registered once, after MPI_Init. */
+void plx_route_am_hook(plx_tp_recv_fn req, plx_tp_recv_fn ans, int (*poll)(void));
 
 /* pt2pt, for the loss of a peer's last channel: decides whether the job
  * ends (no communicator holding it returns errors) or its requests fail. */

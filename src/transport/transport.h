@@ -60,6 +60,8 @@ enum plx_pkt_type {
     PLX_PKT_PING,               /* router: probes a channel that is coming back (no payload) */
     PLX_PKT_RMA,                /* remote-memory fallback: an operation for the target (rma_am.c) */
     PLX_PKT_RMA_ANS,            /* remote-memory fallback: its answer */
+    PLX_PKT_WIN,                /* one-sided communication: an operation or epoch notice (src/rma) */
+    PLX_PKT_WIN_ANS,            /* one-sided communication: its answer */
     PLX_PKT_TYPE_MAX,
 };
 
