@@ -166,7 +166,10 @@ void plx_sctp_abort(struct plx_sctp_assoc *a, const char *why)
     char addrs[200];
     plx_sctp_assoc_addrs(a->id, addrs, sizeof addrs);
     plx_warn("sctp: rank %d aborts the association from %s: %s", plx_procs.my_lpid, addrs, why);
-    usrsctp_sendv(plx_sctp.so, NULL, 0, NULL, 0, &si, sizeof si, SCTP_SENDV_SNDINFO, 0);
+    char none = 0;              /* (usrsctp refuses a NULL buffer even for 0 bytes: EFAULT) */
+    if (usrsctp_sendv(plx_sctp.so, &none, 0, NULL, 0, &si, sizeof si, SCTP_SENDV_SNDINFO, 0) < 0)
+        plx_warn("sctp: rank %d: the abort of association %u failed: %s", plx_procs.my_lpid, (unsigned)a->id,
+                 strerror(errno));
     a->up = 0;
     a->auth = 0;
     a->deadline = 0;
