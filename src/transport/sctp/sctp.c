@@ -197,6 +197,19 @@ void plx_sctp_peer_fail(struct plx_sctp_peer *p, int ended, const char *fmt, ...
     plx_list_push_back(&plx_sctp.failed, &p->fail_link);
 }
 
+/* Priorities of an association's streams (lower is sooner): control and
+ * matched messages 0, rendezvous DATA 1. */
+static void plx_sctp_assoc_prio(struct plx_sctp_assoc *a)
+{
+    for (unsigned s = plx_sctp.streams / 2; s < plx_sctp.streams; s++) {
+        struct sctp_stream_value v = { .assoc_id = a->id, .stream_id = (uint16_t)s, .stream_value = 1 };
+        if (usrsctp_setsockopt(plx_sctp.so, IPPROTO_SCTP, SCTP_SS_VALUE, &v, sizeof v) != 0) {
+            plx_debug(1, "sctp: stream %u priority on association %u: %s", s, (unsigned)a->id, strerror(errno));
+            return;
+        }
+    }
+}
+
 static void plx_sctp_hello_fill(struct plx_sctp_hello *h, int dst)
 {
     memset(h, 0, sizeof *h);
@@ -468,6 +481,7 @@ void plx_sctp_notification(const struct plx_sctp_rx *m)
             if (!a)
                 return;
             a->up = 1;
+            plx_sctp_assoc_prio(a);
             if (c->sac_outbound_streams < plx_sctp.streams || c->sac_inbound_streams < plx_sctp.streams) {
                 char why[120];
                 snprintf(why, sizeof why, "it has %u/%u streams, PLEXUS_SCTP_STREAMS is %u",
@@ -876,6 +890,13 @@ static int plx_sctp_start(char *card, size_t cardlen)
         if (plx_sctp_setopt(IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof pp, "SCTP_PEER_ADDR_PARAMS") != 0)
             return -1;
     }
+    /* Stream scheduling by priority: usrsctp sends from the highest
+     * priority stream with data first, so a small message never waits
+     * behind the bulk data queued in usrsctp's send buffer (the default
+     * scheduler takes streams in turn; see plx_sctp_assoc_prio). */
+    struct sctp_assoc_value ss = { .assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = SCTP_SS_PRIORITY };
+    if (plx_sctp_setopt(IPPROTO_SCTP, SCTP_PLUGGABLE_SS, &ss, sizeof ss, "SCTP_PLUGGABLE_SS") != 0)
+        return -1;
     if (plx_sctp.cmt) {
         struct sctp_assoc_value av = { .assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = 1 };
         if (plx_sctp_setopt(IPPROTO_SCTP, SCTP_CMT_ON_OFF, &av, sizeof av, "SCTP_CMT_ON_OFF") != 0)
