@@ -25,6 +25,9 @@ pkgs+=(libpmix-dev slurm-wlm munge)
 # issue 17: the Clang build of scripts/test.sh, the mpicxx test (g++), mpi4py
 # built from source in a venv (python3-venv, python3-dev)
 pkgs+=(clang g++ python3-venv python3-dev)
+# issue 13: the SCTP transport over userland SCTP (usrsctp, UDP encapsulation;
+# built in when found)
+pkgs+=(libusrsctp-dev)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

@@ -22,7 +22,7 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_DEBUG", PLX_SET_INT, "0", debug,
             "Debug output level: 0 none, 1 decisions (transports, fallbacks), 2 per-connection events"),
     PLX_SET("PLEXUS_TRANSPORTS", PLX_SET_STRING, "", transports,
-            "Comma-separated transports to use (shm, tcp); empty = every transport that works"),
+            "Comma-separated transports to use (shm, tcp, sctp); empty = every transport that works"),
     PLX_SET("PLEXUS_NODE_NAME", PLX_SET_STRING, "", node_name,
             "Name of this node for locality decisions; default: the hostname"),
     PLX_SET("PLEXUS_SHM_RING_SIZE", PLX_SET_SIZE, "256K", shm_ring_size,
@@ -131,6 +131,32 @@ const struct plx_setting plx_settings[] = {
     /* one-sided communication (issue 12) */
     PLX_SET("PLEXUS_RMA_SHM", PLX_SET_BOOL, "1", rma_shm,
             "Windows of MPI_Win_allocate whose ranks share a node live in shared memory, reached by load/store (0: active messages)"),
+    /* the SCTP transport (issue 13; built when libusrsctp is found, started only when
+     * PLEXUS_TRANSPORTS or PLEXUS_ROUTE names sctp) */
+    PLX_SET("PLEXUS_SCTP_STREAMS", PLX_SET_INT, "16", sctp_streams,
+            "SCTP streams per association (even, 4..256): stream 0 for control, half for matched messages "
+            "by a hash of (communicator, tag), half for rendezvous data; both sides must agree"),
+    PLX_SET("PLEXUS_SCTP_FRAG", PLX_SET_SIZE, "64K", sctp_frag,
+            "Largest SCTP message the SCTP transport sends; larger packets are cut into several"),
+    PLX_SET("PLEXUS_SCTP_EAGER_MAX", PLX_SET_SIZE, "64K", sctp_eager_max,
+            "Largest message sent eagerly over SCTP; larger ones use rendezvous"),
+    PLX_SET("PLEXUS_SCTP_EAGER_CREDIT", PLX_SET_SIZE, "1M", sctp_eager_credit,
+            "Eager bytes a sender may have unconsumed at one SCTP receiver before it switches to rendezvous"),
+    PLX_SET("PLEXUS_SCTP_MTU", PLX_SET_INT, "0", sctp_mtu,
+            "Path MTU of the SCTP associations of a job that spans nodes; 0 = path MTU discovery"),
+    PLX_SET("PLEXUS_SCTP_MTU_LOCAL", PLX_SET_INT, "16384", sctp_mtu_local,
+            "Path MTU of the SCTP associations of a job within one node (loopback; discovery off). Above ~20000 "
+            "usrsctp 0.9.5 drops its own packets (mbuf chains longer than 32); 0 = discovery (1500: far slower)"),
+    PLX_SET("PLEXUS_SCTP_CMT", PLX_SET_BOOL, "0", sctp_cmt,
+            "Concurrent multipath transfer: SCTP sends over every path of a multihomed association at once"),
+    PLX_SET("PLEXUS_SCTP_CONNECT_TIMEOUT", PLX_SET_INT, "30", sctp_connect_timeout,
+            "Seconds an SCTP association (INIT and the HELLO handshake) may take before the peer counts as "
+            "unreachable; also how long an accepted association may stay silent before it is aborted"),
+    PLX_SET("PLEXUS_SCTP_SOCKBUF", PLX_SET_SIZE, "4M", sctp_sockbuf,
+            "usrsctp send and receive buffer of the SCTP socket"),
+    PLX_SET("PLEXUS_SCTP_ASSOC_RETRANS", PLX_SET_INT, "10", sctp_assoc_retrans,
+            "Retransmissions in a row over all paths after which an SCTP association is given up (each path "
+            "is given up after 2; RTO 100..500 ms)"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

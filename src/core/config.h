@@ -51,6 +51,17 @@ struct plx_config {
     int shm_fast_after;         /* PLEXUS_SHM_FAST_AFTER */
     char test_die_at[64];       /* PLEXUS_TEST_DIE_AT */
     int rma_shm;                /* PLEXUS_RMA_SHM */
+    /* the SCTP transport (issue 13) */
+    int sctp_streams;           /* PLEXUS_SCTP_STREAMS */
+    size_t sctp_frag;           /* PLEXUS_SCTP_FRAG */
+    size_t sctp_eager_max;      /* PLEXUS_SCTP_EAGER_MAX */
+    size_t sctp_eager_credit;   /* PLEXUS_SCTP_EAGER_CREDIT */
+    int sctp_mtu;               /* PLEXUS_SCTP_MTU */
+    int sctp_mtu_local;         /* PLEXUS_SCTP_MTU_LOCAL */
+    int sctp_cmt;               /* PLEXUS_SCTP_CMT */
+    int sctp_connect_timeout;   /* PLEXUS_SCTP_CONNECT_TIMEOUT, seconds */
+    size_t sctp_sockbuf;        /* PLEXUS_SCTP_SOCKBUF */
+    int sctp_assoc_retrans;     /* PLEXUS_SCTP_ASSOC_RETRANS */
 };
 
 extern struct plx_config plx_config;

@@ -31,6 +31,9 @@ int main(int argc, char **argv)
     printf("fortran bindings: %s\n", PLX_FORTRAN_INFO);
     printf("\ntransports:\n");
     plx_route_describe(plx_info_line, NULL);
+#ifndef PLX_HAVE_SCTP
+    printf("  sctp  not built (usrsctp was not found at build time: install libusrsctp-dev and rebuild)\n");
+#endif
     printf("\nprocess managers: PMI-1 (mpiexec, mpiexec.hydra), PMI-2 (srun --mpi=pmi2), %s\n",
            plx_pm_have_pmix() ? "PMIx (srun --mpi=pmix, prterun)" : "no PMIx (built without libpmix-dev)");
     printf("\nsettings (environment variables):\n");
