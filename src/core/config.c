@@ -108,6 +108,17 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_PMI", PLX_SET_STRING, "auto", pmi,
             "Process-manager protocol: auto (PMIx when PMIX_RANK is set, PMI-2 when PMI_FD and PMI_JOBID "
             "are, as under srun --mpi=pmi2, else PMI-1 on PMI_FD, else a singleton), pmi1, pmi2 or pmix"),
+    /* issue 14: the libfabric transport */
+    PLX_SET("PLEXUS_OFI_PROVIDER", PLX_SET_STRING, "", ofi_provider,
+            "libfabric provider of the ofi transport (e.g. tcp;ofi_rxm, shm, sockets); default: FI_PROVIDER, "
+            "else the first that opens a reliable datagram endpoint. Setting it turns ofi on"),
+    PLX_SET("PLEXUS_OFI_EAGER_MAX", PLX_SET_SIZE, "16K", ofi_eager_max,
+            "Largest message sent eagerly over libfabric; larger ones are read by the receiver (fi_read, zero copy)"),
+    PLX_SET("PLEXUS_OFI_EAGER_CREDIT", PLX_SET_SIZE, "1M", ofi_eager_credit,
+            "Eager bytes a sender may have unconsumed at one libfabric receiver before it switches to rendezvous"),
+    PLX_SET("PLEXUS_OFI_MR_CACHE", PLX_SET_STRING, "auto", ofi_mr_cache,
+            "Keep rendezvous buffers registered for reuse: auto (only for providers that do not pin pages, "
+            "where a freed and reused buffer cannot go stale), on, off (register per message)"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

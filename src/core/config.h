@@ -44,6 +44,11 @@ struct plx_config {
     size_t io_cb_buffer_size;   /* PLEXUS_IO_CB_BUFFER_SIZE */
     int io_cb_nodes;            /* PLEXUS_IO_CB_NODES */
     char pmi[8];                /* PLEXUS_PMI */
+    /* issue 14: the libfabric transport */
+    char ofi_provider[64];      /* PLEXUS_OFI_PROVIDER */
+    size_t ofi_eager_max;       /* PLEXUS_OFI_EAGER_MAX */
+    size_t ofi_eager_credit;    /* PLEXUS_OFI_EAGER_CREDIT */
+    char ofi_mr_cache[8];       /* PLEXUS_OFI_MR_CACHE */
 };
 
 extern struct plx_config plx_config;

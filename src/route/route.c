@@ -31,6 +31,9 @@
 #include "route/route.h"
 #include "transport/shm/shm.h"
 #include "transport/tcp/tcp.h"
+#ifdef PLX_HAVE_OFI
+#include "transport/ofi/ofi.h"
+#endif
 #include "util/util.h"
 
 #define PLX_REL_WINDOW 4096             /* unacknowledged packets per peer; power of two */
@@ -44,6 +47,9 @@
 static const struct plx_tp_component *const plx_route_components[] = {
     &plx_shm_component,
     &plx_tcp_component,
+#ifdef PLX_HAVE_OFI
+    &plx_ofi_component,         /* issue 14: libfabric */
+#endif
 };
 #define PLX_ROUTE_NCOMP (sizeof plx_route_components / sizeof plx_route_components[0])
 
