@@ -110,7 +110,7 @@ const struct plx_setting plx_settings[] = {
             "are, as under srun --mpi=pmi2, else PMI-1 on PMI_FD, else a singleton), pmi1, pmi2 or pmix"),
     /* issue 14: the libfabric transport */
     PLX_SET("PLEXUS_OFI_PROVIDER", PLX_SET_STRING, "", ofi_provider,
-            "libfabric provider of the ofi transport (e.g. tcp;ofi_rxm, shm, sockets); default: FI_PROVIDER, "
+            "libfabric provider of the ofi transport (e.g. tcp;ofi_rxm or tcp+ofi_rxm, shm, sockets); default: FI_PROVIDER, "
             "else the first that opens a reliable datagram endpoint. Setting it turns ofi on"),
     PLX_SET("PLEXUS_OFI_EAGER_MAX", PLX_SET_SIZE, "16K", ofi_eager_max,
             "Largest message sent eagerly over libfabric; larger ones are read by the receiver (fi_read, zero copy)"),

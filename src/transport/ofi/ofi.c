@@ -124,6 +124,8 @@ struct plx_ofi_op {
     struct plx_ofi_desc d;      /* READ: what to read */
     void *dst;                  /* READ: where */
     size_t fit;                 /* READ: bytes to read */
+    uint64_t *result;           /* RMA atomic: where the old value goes */
+    uint64_t abuf[3];           /* RMA atomic: operand, compare, old value */
 };
 
 /* A cached registration of [lo, hi). */
@@ -143,6 +145,11 @@ struct plx_ofi_ctl {
     struct plx_hdr h;
 };
 
+struct plx_ofi_flush {
+    struct plx_list link;
+    struct plx_tp_comp *comp;
+};
+
 /* A packet to this process itself (delivered from the poll). */
 struct plx_ofi_self {
     struct plx_list link;
@@ -155,6 +162,8 @@ struct plx_ofi_self {
 struct plx_ofi_peer {
     int8_t state;               /* 0 card not read, 1 reached, -1 not reached */
     uint8_t in_av, sent, heard, bye_in;
+    int rma_out;                /* native remote-memory operations not yet complete */
+    struct plx_list flushes;    /* struct plx_ofi_flush waiting for rma_out to reach 0 */
     fi_addr_t addr;
     char *abuf;                 /* its raw address, until inserted */
     size_t alen;
@@ -174,6 +183,7 @@ static struct {
     int busy_fd;                /* always readable: a wait keeps polling */
     uint64_t mr_mode;
     int rma, atomic, tagged;
+    int rma_native;             /* PLX_TP_RMA: virtual addresses and our keys (not the provider's) */
     size_t inject_max;          /* bytes fi_inject takes (prefix included) */
     size_t pkt_max;             /* prefix + header + payload of one message */
     size_t eager_max, credit;
@@ -192,6 +202,7 @@ static struct {
     struct plx_list reads;      /* READs that got EAGAIN */
     struct plx_list ctlq;       /* answers waiting for room */
     struct plx_list selfq;
+    struct plx_list rma_now;    /* flushes with nothing to wait for: completed by the poll */
     struct plx_list mrc;        /* cached registrations */
     int nmrc_idle;
     uint64_t nread_bytes, nreads;
@@ -213,9 +224,18 @@ static int plx_ofi_wanted(void)
     return strstr(plx_config.route, "ofi") != NULL || plx_config.ofi_provider[0] != 0;
 }
 
+/* PLEXUS_OFI_PROVIDER, with '+' for the ';' of a layered name
+ * ("tcp+ofi_rxm": a CMake list or a PMI value cannot hold ';'). */
 static const char *plx_ofi_prov_wanted(void)
 {
-    return plx_config.ofi_provider[0] ? plx_config.ofi_provider : NULL;
+    static char name[sizeof plx_config.ofi_provider];
+    if (!plx_config.ofi_provider[0])
+        return NULL;
+    snprintf(name, sizeof name, "%s", plx_config.ofi_provider);
+    for (char *d = name; *d; d++)
+        if (*d == '+')
+            *d = ';';
+    return name;
 }
 
 /* Providers that copy through the process's mappings and never pin pages. */
@@ -330,9 +350,12 @@ static int plx_ofi_mr_reg(void *addr, size_t len, uint64_t access, uint64_t key,
     return rc;
 }
 
+/* Our keys for rendezvous and bounce buffers (without FI_MR_PROV_KEY):
+ * bit 63 set, so that they never meet the router's keys of remote memory
+ * (a generation and a slot, below 2^63), which mem_register requests. */
 static uint64_t plx_ofi_key_next(void)
 {
-    return ++plx_ofi.next_key;
+    return (1ull << 63) | ++plx_ofi.next_key;
 }
 
 /* Opens fabric ... endpoint of fi; 0, or -1 with why. */
@@ -450,6 +473,7 @@ static void plx_ofi_init_early(void)
     plx_list_init(&plx_ofi.reads);
     plx_list_init(&plx_ofi.ctlq);
     plx_list_init(&plx_ofi.selfq);
+    plx_list_init(&plx_ofi.rma_now);
     plx_list_init(&plx_ofi.mrc);
     plx_ofi.wanted = plx_ofi_wanted();
     if (!plx_ofi.wanted)
@@ -500,7 +524,6 @@ static void plx_ofi_init_early(void)
     plx_ofi.credit = PLX_MAX(plx_config.ofi_eager_credit, plx_ofi.eager_max + 64);
     const char *mc = plx_config.ofi_mr_cache;
     plx_ofi.mrc_on = !strcmp(mc, "on") || (strcmp(mc, "off") && plx_ofi_prov_software(plx_ofi.prov));
-    plx_ofi.next_key = (uint64_t)plx_procs.my_lpid << 40;
     if (plx_ofi_buffers(plx_ofi.why, sizeof plx_ofi.why) != 0) {
         plx_ofi_close_all();
         snprintf(card, sizeof card, "none|%s", plx_ofi.why);
@@ -957,6 +980,8 @@ static void plx_ofi_repost(struct plx_ofi_op *op)
         plx_fatal("ofi: cannot post a receive buffer again: fi_recv: %s", fi_strerror((int)-rc));
 }
 
+static void plx_ofi_rma_done(struct plx_ofi_op *op, plx_status_t st);
+
 static void plx_ofi_cq_error(void)
 {
     struct fi_cq_err_entry e;
@@ -985,13 +1010,10 @@ static void plx_ofi_cq_error(void)
         plx_warn("ofi: reading %zu bytes from rank %d: %s", op->fit, op->lpid, why);
         plx_ofi_read_done(op, PLX_ERR_IO);
         break;
-    case PLX_OFI_OP_RMA: {
-        struct plx_tp_comp *c = op->comp;
-        plx_ofi_mrc_release(op->mrc);
-        plx_ofi_op_put(op);
-        plx_tp_comp_done(c, PLX_ERR_IO);
+    case PLX_OFI_OP_RMA:
+        plx_warn("ofi: remote-memory operation on rank %d: %s", op->lpid, why);
+        plx_ofi_rma_done(op, PLX_ERR_IO);
         break;
-    }
     default:
         break;
     }
@@ -1038,13 +1060,9 @@ static int plx_ofi_poll(void)
             case PLX_OFI_OP_READ:
                 plx_ofi_read_done(op, PLX_OK);
                 break;
-            case PLX_OFI_OP_RMA: {
-                struct plx_tp_comp *c = op->comp;
-                plx_ofi_mrc_release(op->mrc);
-                plx_ofi_op_put(op);
-                plx_tp_comp_done(c, PLX_OK);
+            case PLX_OFI_OP_RMA:
+                plx_ofi_rma_done(op, PLX_OK);
                 break;
-            }
             default:
                 break;
             }
@@ -1052,6 +1070,12 @@ static int plx_ofi_poll(void)
         work += (int)n;
         if (n < PLX_OFI_CQ_BATCH)
             break;
+    }
+    while (plx_unlikely(!plx_list_empty(&plx_ofi.rma_now))) {
+        struct plx_ofi_op *op = plx_list_entry(plx_ofi.rma_now.next, struct plx_ofi_op, link);
+        plx_list_remove(&op->link);
+        plx_ofi_rma_done(op, PLX_OK);
+        work++;
     }
     while (plx_unlikely(!plx_list_empty(&plx_ofi.reads))) {
         struct plx_ofi_op *op = plx_list_entry(plx_ofi.reads.next, struct plx_ofi_op, link);
@@ -1087,6 +1111,187 @@ static int plx_ofi_sleep_prepare(void)
     return plx_ofi.busy_fd;
 }
 
+/* --- remote memory ------------------------------------------------------------------------ */
+
+/* An operation is complete at the target: its completion, then the peer's
+ * flushes once nothing issued before them is left. */
+static void plx_ofi_rma_done(struct plx_ofi_op *op, plx_status_t st)
+{
+    struct plx_ofi_peer *p = &plx_ofi.peers[op->lpid];
+    struct plx_tp_comp *c = op->comp;
+    if (op->result && st == PLX_OK)
+        *op->result = op->abuf[2];
+    plx_ofi_mrc_release(op->mrc);
+    plx_ofi_op_put(op);
+    p->rma_out--;
+    plx_tp_comp_done(c, st);
+    while (p->rma_out == 0 && !plx_list_empty(&p->flushes)) {
+        struct plx_ofi_flush *f = plx_list_entry(p->flushes.next, struct plx_ofi_flush, link);
+        plx_list_remove(&f->link);
+        struct plx_tp_comp *fc = f->comp;
+        free(f);
+        plx_tp_comp_done(fc, PLX_OK);
+    }
+}
+
+/* The router's key is requested as the region's key (mr->key on entry), so
+ * that one key names the region on every channel. */
+static plx_status_t plx_ofi_mem_register(struct plx_tp_iface *ifc, void *addr, size_t len, struct plx_tp_mr *mr)
+{
+    if (!plx_ofi.rma_native)
+        return PLX_ERR_UNSUPPORTED;
+    struct fid_mr *fmr = NULL;
+    uint64_t access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    int rc = plx_ofi_mr_reg(addr, len ? len : 1, access, mr->key, &fmr);
+    if (rc) {
+        plx_warn("ofi: fi_mr_reg of %zu bytes at %p (key %#llx): %s", len, addr, (unsigned long long)mr->key,
+                 fi_strerror(-rc));
+        return rc == -FI_ENOKEY ? PLX_ERR_ARG : PLX_ERR_NOMEM;
+    }
+    mr->addr = addr;
+    mr->len = len;
+    mr->key = fi_mr_key(fmr);
+    mr->priv = fmr;
+    return PLX_OK;
+}
+
+static void plx_ofi_mem_deregister(struct plx_tp_iface *ifc, struct plx_tp_mr *mr)
+{
+    if (mr->priv)
+        fi_close(&((struct fid_mr *)mr->priv)->fid);
+    mr->priv = NULL;
+}
+
+/* A context for an operation on lpid's memory, with the local buffer
+ * registered where FI_MR_LOCAL asks; NULL on failure (*st). */
+static struct plx_ofi_op *plx_ofi_rma_op(int lpid, const void *local, size_t len, struct plx_tp_comp *comp,
+                                         fi_addr_t *dest, plx_status_t *st)
+{
+    if (plx_ofi_addr(lpid, dest) != 0) {
+        *st = PLX_ERR_PEER;
+        return NULL;
+    }
+    struct plx_ofi_op *op = plx_ofi_op_get(PLX_OFI_OP_RMA);
+    op->lpid = lpid;
+    op->comp = comp;
+    if ((plx_ofi.mr_mode & FI_MR_LOCAL) && local) {
+        int rc = 0;
+        op->mrc = plx_ofi_mrc_get(local, len, &rc);
+        if (!op->mrc) {
+            plx_warn("ofi: registering the local buffer (%zu bytes at %p) of an operation on rank %d: %s", len,
+                     local, lpid, fi_strerror(-rc));
+            plx_ofi_op_put(op);
+            *st = PLX_ERR_NOMEM;
+            return NULL;
+        }
+    }
+    return op;
+}
+
+/* After a post: counted, or refused (BUSY on EAGAIN). */
+static plx_status_t plx_ofi_rma_posted(struct plx_ofi_op *op, ssize_t rc, const char *what)
+{
+    if (rc == 0) {
+        plx_ofi.peers[op->lpid].rma_out++;
+        return PLX_OK;
+    }
+    plx_ofi_mrc_release(op->mrc);
+    int lpid = op->lpid;
+    plx_ofi_op_put(op);
+    if (rc == -FI_EAGAIN)
+        return PLX_BUSY;
+    plx_warn("ofi: %s on rank %d: %s", what, lpid, fi_strerror((int)-rc));
+    return PLX_ERR_IO;
+}
+
+static plx_status_t plx_ofi_put(struct plx_tp_iface *ifc, int lpid, const void *local, size_t len, uint64_t raddr,
+                                uint64_t rkey, struct plx_tp_comp *comp)
+{
+    fi_addr_t dest;
+    plx_status_t st;
+    struct plx_ofi_op *op = plx_ofi_rma_op(lpid, local, len, comp, &dest, &st);
+    if (!op)
+        return st;
+    void *desc = op->mrc ? op->mrc->desc : NULL;
+    struct iovec v = { (void *)local, len };
+    struct fi_rma_iov r = { .addr = raddr, .len = len, .key = rkey };
+    struct fi_msg_rma m = { .msg_iov = &v, .desc = &desc, .iov_count = 1, .addr = dest, .rma_iov = &r,
+                            .rma_iov_count = 1, .context = op };
+    /* complete only once it is in the target's memory */
+    return plx_ofi_rma_posted(op, fi_writemsg(plx_ofi.ep, &m, FI_DELIVERY_COMPLETE | FI_COMPLETION), "fi_write");
+}
+
+static plx_status_t plx_ofi_get(struct plx_tp_iface *ifc, int lpid, void *local, size_t len, uint64_t raddr,
+                                uint64_t rkey, struct plx_tp_comp *comp)
+{
+    fi_addr_t dest;
+    plx_status_t st;
+    struct plx_ofi_op *op = plx_ofi_rma_op(lpid, local, len, comp, &dest, &st);
+    if (!op)
+        return st;
+    ssize_t rc = fi_read(plx_ofi.ep, local, len, op->mrc ? op->mrc->desc : NULL, dest, raddr, rkey, op);
+    return plx_ofi_rma_posted(op, rc, "fi_read");
+}
+
+static plx_status_t plx_ofi_atomic(struct plx_tp_iface *ifc, int lpid, int aop, uint64_t operand, uint64_t compare,
+                                   uint64_t *result, uint64_t raddr, uint64_t rkey, struct plx_tp_comp *comp)
+{
+    if (!plx_ofi.atomic)
+        return PLX_ERR_UNSUPPORTED;
+    fi_addr_t dest;
+    plx_status_t st;
+    struct plx_ofi_op *op = plx_ofi_rma_op(lpid, NULL, 0, comp, &dest, &st);
+    if (!op)
+        return st;
+    op->abuf[0] = operand;
+    op->abuf[1] = compare;
+    op->result = result;
+    if (plx_ofi.mr_mode & FI_MR_LOCAL) {
+        int rc = 0;
+        op->mrc = plx_ofi_mrc_get(op->abuf, sizeof op->abuf, &rc);
+        if (!op->mrc) {
+            plx_ofi_op_put(op);
+            return PLX_ERR_NOMEM;
+        }
+    }
+    void *desc = op->mrc ? op->mrc->desc : NULL;
+    ssize_t rc;
+    switch (aop) {
+    case PLX_TP_AT_FADD:
+    case PLX_TP_AT_SWAP:
+        rc = fi_fetch_atomic(plx_ofi.ep, &op->abuf[0], 1, desc, &op->abuf[2], desc, dest, raddr, rkey, FI_UINT64,
+                             aop == PLX_TP_AT_FADD ? FI_SUM : FI_ATOMIC_WRITE, op);
+        break;
+    case PLX_TP_AT_CSWAP:
+        rc = fi_compare_atomic(plx_ofi.ep, &op->abuf[0], 1, desc, &op->abuf[1], desc, &op->abuf[2], desc, dest, raddr,
+                               rkey, FI_UINT64, FI_CSWAP, op);
+        break;
+    default:
+        plx_ofi_mrc_release(op->mrc);
+        plx_ofi_op_put(op);
+        return PLX_ERR_ARG;
+    }
+    return plx_ofi_rma_posted(op, rc, "fi_fetch_atomic/fi_compare_atomic");
+}
+
+static plx_status_t plx_ofi_flush(struct plx_tp_iface *ifc, int lpid, struct plx_tp_comp *comp)
+{
+    struct plx_ofi_peer *p = &plx_ofi.peers[lpid];
+    if (p->rma_out == 0) {
+        /* nothing outstanding: completed from the poll, as every completion */
+        struct plx_ofi_op *op = plx_ofi_op_get(PLX_OFI_OP_RMA);
+        op->lpid = lpid;
+        op->comp = comp;
+        p->rma_out++;
+        plx_list_push_back(&plx_ofi.rma_now, &op->link);
+        return PLX_OK;
+    }
+    struct plx_ofi_flush *f = plx_malloc(sizeof *f);
+    f->comp = comp;
+    plx_list_push_back(&p->flushes, &f->link);
+    return PLX_OK;
+}
+
 /* --- open and finalize ---------------------------------------------------------------------- */
 
 static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, struct plx_tp_iface **ifcs, int max,
@@ -1106,6 +1311,19 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
     }
     plx_ofi.peers = plx_calloc((size_t)plx_procs.n, sizeof *plx_ofi.peers);
     plx_ofi.peers[plx_procs.my_lpid].state = 1;     /* itself: through the self queue */
+    for (int l = 0; l < plx_procs.n; l++)
+        plx_list_init(&plx_ofi.peers[l].flushes);
+    /* Native remote memory needs virtual addresses (the router passes them)
+     * and our keys (the router's key must name the region on every channel). */
+    plx_ofi.rma_native = plx_ofi.rma && (plx_ofi.mr_mode & FI_MR_VIRT_ADDR || plx_ofi.mr_mode == 0) &&
+                         !(plx_ofi.mr_mode & FI_MR_PROV_KEY);
+    if (plx_ofi.atomic) {
+        size_t cnt = 0;
+        plx_ofi.atomic = fi_fetch_atomicvalid(plx_ofi.ep, FI_UINT64, FI_SUM, &cnt) == 0 && cnt >= 1 &&
+                         fi_fetch_atomicvalid(plx_ofi.ep, FI_UINT64, FI_ATOMIC_WRITE, &cnt) == 0 && cnt >= 1 &&
+                         fi_compare_atomicvalid(plx_ofi.ep, FI_UINT64, FI_CSWAP, &cnt) == 0 && cnt >= 1;
+    }
+    plx_ofi.atomic = plx_ofi.atomic && plx_ofi.rma_native;
     struct plx_tp_iface *ifc = &plx_ofi.ifc;
     ifc->ops = &plx_ofi_ops;
     ifc->comp = &plx_ofi_component;
@@ -1118,6 +1336,10 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
         flags |= PLX_TP_ORDERED;
     if (plx_ofi.rma)
         flags |= PLX_TP_ZCOPY;
+    if (plx_ofi.rma_native)
+        flags |= PLX_TP_RMA;
+    if (plx_ofi.atomic)
+        flags |= PLX_TP_ATOMIC;
     ifc->caps = (struct plx_tp_caps){
         .max_packet = plx_ofi.pkt_max - sizeof(struct plx_ofi_pfx),
         .max_iov = 7,
@@ -1135,7 +1357,8 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
               plx_ofi.info->domain_attr->name ? plx_ofi.info->domain_attr->name : "?",
               (unsigned long long)plx_ofi.mr_mode, plx_ofi.inject_max, plx_ofi.eager_max,
               plx_ofi.tagged ? "tagged offered (not needed)" : "untagged",
-              plx_ofi.atomic ? "RMA and atomics" : plx_ofi.rma ? "RMA, no atomics" : "no RMA",
+              plx_ofi.atomic ? "native RMA and 64-bit atomics" : plx_ofi.rma_native ? "native RMA, no atomics" :
+              "no native RMA",
               plx_ofi.rma ? "by fi_read (zero copy)" : "streamed in messages",
               plx_ofi.mrc_on ? "on" : "off", plx_ofi.cq_fd >= 0 ? "fd" : "polling");
     (void)needed;
@@ -1266,6 +1489,13 @@ static const struct plx_tp_ops plx_ofi_ops = {
     .reaches = plx_ofi_reaches,
     .send = plx_ofi_send,
     .send_zcopy = plx_ofi_send_zcopy,
+    /* no direct read of a peer's memory outside registered regions: no read_remote */
+    .mem_register = plx_ofi_mem_register,
+    .mem_deregister = plx_ofi_mem_deregister,
+    .put = plx_ofi_put,
+    .get = plx_ofi_get,
+    .atomic = plx_ofi_atomic,
+    .flush = plx_ofi_flush,
 };
 
 const struct plx_tp_component plx_ofi_component = {
