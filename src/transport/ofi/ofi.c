@@ -333,9 +333,13 @@ static void plx_ofi_close_all(void)
 
 /* Registers [addr, addr+len) with `access`, binding it where FI_MR_ENDPOINT
  * says; 0 or a negative fi_errno. */
-static int plx_ofi_mr_reg(void *addr, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr)
+static int plx_ofi_mr_reg_at(void *addr, size_t len, uint64_t access, uint64_t key, uint64_t offset,
+                             struct fid_mr **mr)
 {
-    int rc = fi_mr_reg(plx_ofi.domain, addr, len, access, 0, key, 0, mr, NULL);
+    struct iovec v = { addr, len };
+    struct fi_mr_attr attr = { .mr_iov = &v, .iov_count = 1, .access = access, .offset = offset,
+                               .requested_key = key };
+    int rc = fi_mr_regattr(plx_ofi.domain, &attr, 0, mr);
     if (rc)
         return rc;
     if (plx_ofi.mr_mode & FI_MR_ENDPOINT) {
@@ -348,6 +352,13 @@ static int plx_ofi_mr_reg(void *addr, size_t len, uint64_t access, uint64_t key,
         }
     }
     return rc;
+}
+
+/* Registration addressed by offset from 0 where the provider does not use
+ * virtual addresses (rendezvous pieces carry their offset). */
+static int plx_ofi_mr_reg(void *addr, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr)
+{
+    return plx_ofi_mr_reg_at(addr, len, access, key, 0, mr);
 }
 
 /* Our keys for rendezvous and bounce buffers (without FI_MR_PROV_KEY):
@@ -1310,13 +1321,17 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
         return PLX_OK;
     }
     plx_ofi.peers = plx_calloc((size_t)plx_procs.n, sizeof *plx_ofi.peers);
-    plx_ofi.peers[plx_procs.my_lpid].state = 1;     /* itself: through the self queue */
+    /* itself: messages through the self queue; remote memory through the
+     * endpoint's own address (read from its card like any other) */
     for (int l = 0; l < plx_procs.n; l++)
         plx_list_init(&plx_ofi.peers[l].flushes);
-    /* Native remote memory needs virtual addresses (the router passes them)
-     * and our keys (the router's key must name the region on every channel). */
-    plx_ofi.rma_native = plx_ofi.rma && (plx_ofi.mr_mode & FI_MR_VIRT_ADDR || plx_ofi.mr_mode == 0) &&
-                         !(plx_ofi.mr_mode & FI_MR_PROV_KEY);
+    /* Native remote memory needs our keys (the router's key must name the
+     * region on every channel) and virtual addresses (what the router
+     * passes). tcp;ofi_rxm and sockets answer offset addressing when asked
+     * for our keys (registering at offset = address was tried: the target's
+     * tcp provider refuses the access and resets the connection), so here
+     * only shm has it; the others carry RMA as the router's active messages. */
+    plx_ofi.rma_native = plx_ofi.rma && (plx_ofi.mr_mode & FI_MR_VIRT_ADDR) && !(plx_ofi.mr_mode & FI_MR_PROV_KEY);
     if (plx_ofi.atomic) {
         size_t cnt = 0;
         plx_ofi.atomic = fi_fetch_atomicvalid(plx_ofi.ep, FI_UINT64, FI_SUM, &cnt) == 0 && cnt >= 1 &&
