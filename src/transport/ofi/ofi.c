@@ -1313,7 +1313,9 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
     if (!plx_ofi.wanted)
         return PLX_OK;
     if (!plx_ofi.early_ok) {
-        plx_debug(1, "ofi: not used (the other transports carry the job): %s", plx_ofi.why);
+        /* one plain message for the job (rank 0's), each rank's at level 2 */
+        plx_debug(plx_procs.my_lpid == 0 ? 1 : 2, "ofi: not used (the other transports carry the job): %s",
+                  plx_ofi.why);
         return PLX_OK;
     }
     if (max < 1) {
