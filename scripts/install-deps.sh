@@ -10,6 +10,7 @@
 #           python3-dev (mpi4py's test suite built against Plexus)
 #   bench:  openmpi + mpich (side-by-side comparison), matplotlib (plots)
 #   fortran: gfortran (the Fortran bindings are built when it is found)
+#   issue 14: libfabric-dev (the ofi transport), libfabric-bin (fi_pingpong)
 set -euo pipefail
 pkgs=(gcc make cmake pkg-config python3 python3-pytest iproute2 procps mpich libmpich-dev)
 # system tests of multirail TCP (tests/system/test_multirail.py): nft drops a
@@ -28,6 +29,9 @@ pkgs+=(clang g++ python3-venv python3-dev)
 # issue 13: the SCTP transport over userland SCTP (usrsctp, UDP encapsulation;
 # built in when found)
 pkgs+=(libusrsctp-dev)
+# issue 14: the libfabric transport (built when found) and fi_pingpong for
+# bench/limits (libfabric-bin)
+pkgs+=(libfabric-dev libfabric-bin)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

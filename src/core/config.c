@@ -157,6 +157,17 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_SCTP_ASSOC_RETRANS", PLX_SET_INT, "10", sctp_assoc_retrans,
             "Retransmissions in a row over all paths after which an SCTP association is given up (each path "
             "is given up after 2; RTO 100..500 ms)"),
+    /* issue 14: the libfabric transport */
+    PLX_SET("PLEXUS_OFI_PROVIDER", PLX_SET_STRING, "", ofi_provider,
+            "libfabric provider of the ofi transport (e.g. tcp;ofi_rxm or tcp+ofi_rxm, shm, sockets); default: FI_PROVIDER, "
+            "else the first that opens a reliable datagram endpoint. Setting it turns ofi on"),
+    PLX_SET("PLEXUS_OFI_EAGER_MAX", PLX_SET_SIZE, "16K", ofi_eager_max,
+            "Largest message sent eagerly over libfabric; larger ones are read by the receiver (fi_read, zero copy)"),
+    PLX_SET("PLEXUS_OFI_EAGER_CREDIT", PLX_SET_SIZE, "1M", ofi_eager_credit,
+            "Eager bytes a sender may have unconsumed at one libfabric receiver before it switches to rendezvous"),
+    PLX_SET("PLEXUS_OFI_MR_CACHE", PLX_SET_STRING, "auto", ofi_mr_cache,
+            "Keep rendezvous buffers registered for reuse: auto (only for providers that do not pin pages, "
+            "where a freed and reused buffer cannot go stale), on, off (register per message)"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

@@ -62,6 +62,11 @@ struct plx_config {
     int sctp_connect_timeout;   /* PLEXUS_SCTP_CONNECT_TIMEOUT, seconds */
     size_t sctp_sockbuf;        /* PLEXUS_SCTP_SOCKBUF */
     int sctp_assoc_retrans;     /* PLEXUS_SCTP_ASSOC_RETRANS */
+    /* issue 14: the libfabric transport */
+    char ofi_provider[64];      /* PLEXUS_OFI_PROVIDER */
+    size_t ofi_eager_max;       /* PLEXUS_OFI_EAGER_MAX */
+    size_t ofi_eager_credit;    /* PLEXUS_OFI_EAGER_CREDIT */
+    char ofi_mr_cache[8];       /* PLEXUS_OFI_MR_CACHE */
 };
 
 extern struct plx_config plx_config;

@@ -91,6 +91,47 @@ static void plx_rma_am_init(void)
     plx_rma_am.init = 1;
 }
 
+/* --- native remote memory (issue 14) ------------------------------------------------- */
+
+/* The region is also registered on every instance with native remote
+ * memory, with the same key (the transport requests it: one key names the
+ * region on every channel); their registrations hang off mr->priv. */
+static void plx_rma_native_deregister(struct plx_tp_mr *mr)
+{
+    struct plx_tp_mr *sub = mr->priv;
+    if (!sub)
+        return;
+    for (int i = 0; i < plx_route_nifaces; i++)
+        if (sub[i].priv)
+            plx_route_ifaces[i]->ops->mem_deregister(plx_route_ifaces[i], &sub[i]);
+    free(sub);
+    mr->priv = NULL;
+}
+
+static plx_status_t plx_rma_native_register(void *addr, size_t len, struct plx_tp_mr *mr)
+{
+    for (int i = 0; i < plx_route_nifaces; i++) {
+        struct plx_tp_iface *ifc = plx_route_ifaces[i];
+        if (!(ifc->caps.flags & PLX_TP_RMA) || !ifc->ops->mem_register)
+            continue;
+        if (!mr->priv)
+            mr->priv = plx_calloc(PLX_ROUTE_MAX_IFACES, sizeof(struct plx_tp_mr));
+        struct plx_tp_mr *sub = mr->priv;
+        sub[i].key = mr->key;
+        plx_status_t st = ifc->ops->mem_register(ifc, addr, len, &sub[i]);
+        if (st == PLX_OK && sub[i].key != mr->key) {
+            ifc->ops->mem_deregister(ifc, &sub[i]);
+            st = PLX_ERR_INTERN;
+        }
+        if (st != PLX_OK) {
+            sub[i].priv = NULL;
+            plx_route_mem_deregister(mr);
+            return st;
+        }
+    }
+    return PLX_OK;
+}
+
 /* --- registration ------------------------------------------------------------------ */
 
 plx_status_t plx_route_mem_register(void *addr, size_t len, struct plx_tp_mr *mr)
@@ -107,13 +148,14 @@ plx_status_t plx_route_mem_register(void *addr, size_t len, struct plx_tp_mr *mr
         mr->len = len;
         mr->key = (uint64_t)plx_rma_am.reg[i].gen << 32 | (uint64_t)(i + 1);
         mr->priv = NULL;
-        return PLX_OK;
+        return plx_rma_native_register(addr, len, mr);
     }
     return PLX_ERR_NOMEM;
 }
 
 void plx_route_mem_deregister(struct plx_tp_mr *mr)
 {
+    plx_rma_native_deregister(mr);
     uint32_t slot = (uint32_t)(mr->key & 0xffffffffu);
     if (slot >= 1 && slot <= PLX_RMA_AM_REGIONS && plx_rma_am.reg[slot - 1].gen == (uint32_t)(mr->key >> 32))
         memset(&plx_rma_am.reg[slot - 1], 0, sizeof plx_rma_am.reg[slot - 1]);
@@ -162,11 +204,38 @@ static plx_status_t plx_rma_am_issue(struct plx_route_peer *rp, int kind, const 
     return PLX_OK;
 }
 
+/* A native operation counts one on comp, completed by the transport from
+ * its poll (never inside the call): counted before, uncounted if refused. */
+static plx_status_t plx_rma_native_refused(plx_status_t st, struct plx_tp_comp *comp)
+{
+    if (st != PLX_OK)
+        comp->count--;
+    return st;
+}
+
+/* Issue 14: the fragment size, within what the peer's channel takes in one
+ * packet (the ofi transport's are its eager buffers, 16 KiB by default). */
+static size_t plx_rma_am_frag(struct plx_route_peer *rp)
+{
+    size_t f = PLX_RMA_AM_FRAG;
+    if (rp->nchan) {
+        size_t room = plx_route_caps(rp)->max_packet - sizeof(struct plx_hdr) - sizeof(struct plx_rma_req);
+        f = PLX_MIN(f, room);
+    }
+    return f;
+}
+
 plx_status_t plx_route_put(struct plx_route_peer *rp, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
                            struct plx_tp_comp *comp)
 {
-    for (size_t off = 0; off < len || off == 0; off += PLX_RMA_AM_FRAG) {
-        size_t n = PLX_MIN(PLX_RMA_AM_FRAG, len - off);
+    struct plx_tp_iface *nat = plx_route_rma_native(rp, len, 0);
+    if (nat) {
+        comp->count++;
+        return plx_rma_native_refused(nat->ops->put(nat, rp->lpid, local, len, raddr, rkey, comp), comp);
+    }
+    size_t frag = plx_rma_am_frag(rp);
+    for (size_t off = 0; off < len || off == 0; off += frag) {
+        size_t n = PLX_MIN(frag, len - off);
         struct plx_rma_req q = { .key = rkey, .len = n };
         plx_status_t st = plx_rma_am_issue(rp, PLX_RMA_PUT, &q, raddr + off, (const char *)local + off, n, comp,
                                            NULL, NULL);
@@ -181,8 +250,14 @@ plx_status_t plx_route_put(struct plx_route_peer *rp, const void *local, size_t 
 plx_status_t plx_route_get(struct plx_route_peer *rp, void *local, size_t len, uint64_t raddr, uint64_t rkey,
                            struct plx_tp_comp *comp)
 {
-    for (size_t off = 0; off < len || off == 0; off += PLX_RMA_AM_FRAG) {
-        size_t n = PLX_MIN(PLX_RMA_AM_FRAG, len - off);
+    struct plx_tp_iface *nat = plx_route_rma_native(rp, len, 0);
+    if (nat) {
+        comp->count++;
+        return plx_rma_native_refused(nat->ops->get(nat, rp->lpid, local, len, raddr, rkey, comp), comp);
+    }
+    size_t frag = plx_rma_am_frag(rp);
+    for (size_t off = 0; off < len || off == 0; off += frag) {
+        size_t n = PLX_MIN(frag, len - off);
         struct plx_rma_req q = { .key = rkey, .len = n };
         plx_status_t st = plx_rma_am_issue(rp, PLX_RMA_GET, &q, raddr + off, NULL, 0, comp, (char *)local + off,
                                            NULL);
@@ -197,6 +272,12 @@ plx_status_t plx_route_get(struct plx_route_peer *rp, void *local, size_t len, u
 plx_status_t plx_route_atomic(struct plx_route_peer *rp, int op, uint64_t operand, uint64_t compare,
                               uint64_t *result, uint64_t raddr, uint64_t rkey, struct plx_tp_comp *comp)
 {
+    struct plx_tp_iface *nat = plx_route_rma_native(rp, 8, 1);
+    if (nat) {
+        comp->count++;
+        return plx_rma_native_refused(nat->ops->atomic(nat, rp->lpid, op, operand, compare, result, raddr, rkey,
+                                                       comp), comp);
+    }
     struct plx_rma_req q = { .key = rkey, .len = 8, .operand = operand, .compare = compare, .atomic_op = (uint32_t)op };
     return plx_rma_am_issue(rp, PLX_RMA_ATOMIC, &q, raddr, NULL, 0, comp, NULL, result);
 }
@@ -206,6 +287,16 @@ static void plx_rma_am_answered(int lpid);
 plx_status_t plx_route_flush(struct plx_route_peer *rp, struct plx_tp_comp *comp)
 {
     plx_rma_am_init();
+    /* native operations (any size may have gone natively) and fallback ones alike */
+    struct plx_tp_iface *nat = plx_route_rma_native(rp, 0, 0);
+    if (nat) {
+        comp->count++;
+        plx_status_t st = nat->ops->flush(nat, rp->lpid, comp);
+        if (st != PLX_OK) {
+            comp->count--;
+            return st;
+        }
+    }
     struct plx_rma_flush *f = plx_malloc(sizeof *f);
     f->comp = comp;
     f->lpid = rp->lpid;

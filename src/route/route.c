@@ -34,6 +34,9 @@
 #ifdef PLX_HAVE_SCTP
 #include "transport/sctp/sctp.h"
 #endif
+#ifdef PLX_HAVE_OFI
+#include "transport/ofi/ofi.h"
+#endif
 #include "util/util.h"
 
 #define PLX_REL_WINDOW 4096             /* unacknowledged packets per peer; power of two */
@@ -49,6 +52,9 @@ static const struct plx_tp_component *const plx_route_components[] = {
     &plx_tcp_component,
 #ifdef PLX_HAVE_SCTP
     &plx_sctp_component,        /* issue 13: started only when PLEXUS_TRANSPORTS or PLEXUS_ROUTE names it */
+#endif
+#ifdef PLX_HAVE_OFI
+    &plx_ofi_component,         /* issue 14: libfabric */
 #endif
 };
 #define PLX_ROUTE_NCOMP (sizeof plx_route_components / sizeof plx_route_components[0])
@@ -416,6 +422,40 @@ static struct plx_chan *plx_route_pick(struct plx_route_peer *rp, int cls, size_
     for (int c = 0; c < rp->nchan; c++)
         if (rp->chan[c].up)
             return &rp->chan[c];
+    return NULL;
+}
+
+/* Issue 14: the instance that does rp's remote-memory operations of `size`
+ * bytes natively (PLX_TP_RMA, and PLX_TP_ATOMIC for an atomic), or NULL:
+ * the active-message fallback (rma_am.c) then carries them over the channel
+ * the rules pick. The first rule for the rma class that matches decides: a
+ * native instance it names, else its (non-native) channel. With no rule,
+ * native remote memory wins whenever an instance that reaches the peer has
+ * it, even one that is not among the peer's message channels (ofi is slower
+ * than shm or TCP for messages here, but one-sided operations need no
+ * target involvement). */
+struct plx_tp_iface *plx_route_rma_native(struct plx_route_peer *rp, size_t size, int atomic)
+{
+    unsigned need = PLX_TP_RMA | (atomic ? PLX_TP_ATOMIC : 0);
+    if (rp->lpid == plx_procs.my_lpid)
+        return NULL;            /* oneself: through the fallback's self-delivery, no fabric loopback */
+    for (int k = 0; k < plx_route.nrules; k++) {
+        const struct plx_route_rule *r = &plx_route.rules[k];
+        if (!(r->cls & PLX_RC_RMA) || size < r->lo || size > r->hi)
+            continue;
+        for (int i = 0; i < plx_route_nifaces; i++) {
+            struct plx_tp_iface *ifc = plx_route_ifaces[i];
+            if ((ifc->caps.flags & need) == need && plx_route_names(r, ifc) && ifc->ops->reaches(ifc, rp->lpid))
+                return ifc;
+        }
+        if (plx_route_rule_chan(rp, r))
+            return NULL;
+    }
+    for (int i = 0; i < plx_route_nifaces; i++) {
+        struct plx_tp_iface *ifc = plx_route_ifaces[i];
+        if ((ifc->caps.flags & need) == need && ifc->ops->reaches(ifc, rp->lpid))
+            return ifc;
+    }
     return NULL;
 }
 

@@ -153,6 +153,9 @@ plx_status_t plx_route_get(struct plx_route_peer *rp, void *local, size_t len, u
 plx_status_t plx_route_atomic(struct plx_route_peer *rp, int op, uint64_t operand, uint64_t compare,
                               uint64_t *result, uint64_t raddr, uint64_t rkey, struct plx_tp_comp *comp);
 plx_status_t plx_route_flush(struct plx_route_peer *rp, struct plx_tp_comp *comp);
+/* Issue 14 (route.c): the instance with native remote memory for rp's
+ * operations of `size` bytes (atomic: with native atomics too), or NULL. */
+struct plx_tp_iface *plx_route_rma_native(struct plx_route_peer *rp, size_t size, int atomic);
 /* route.c: the fallback's packet handlers, and its answers waiting for room. */
 void plx_route_rma_upcalls(struct plx_tp_upcalls *up);
 int plx_route_rma_poll(void);
