@@ -38,6 +38,8 @@
 
 plx_status_t plx_pt2pt_init(void);
 void plx_pt2pt_finalize(void);
+/* lpids now up to ntotal - 1 (processes of other jobs; called by the router) */
+plx_status_t plx_pt2pt_add_peers(int ntotal);
 
 /* Fast path of a blocking standard-mode send of contiguous data: sends it
  * eagerly right now if nothing is queued to the peer, the size is eager and
