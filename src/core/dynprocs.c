@@ -52,6 +52,22 @@ int plx_proc_before(int a, int b)
     return plx_procs.p[a].wrank < plx_procs.p[b].wrank;
 }
 
+void plx_proc_gid(int lpid, uint64_t gid[2])
+{
+    gid[0] = plx_procs_key_of(lpid);
+    gid[1] = (uint64_t)plx_procs.p[lpid].wrank;
+}
+
+int plx_procs_find(const uint64_t gid[2])
+{
+    if (gid[0] == plx_procs.my_job_key)
+        return gid[1] < (uint64_t)plx_procs.n ? (int)gid[1] : -1;
+    for (int l = plx_procs.n; l < plx_procs.ntotal; l++)
+        if (plx_procs_key_of(l) == gid[0] && (uint64_t)plx_procs.p[l].wrank == gid[1])
+            return l;
+    return -1;
+}
+
 plx_status_t plx_procs_card(char *buf, size_t len)
 {
     char node[256], cards[1400];

@@ -74,6 +74,9 @@ void plx_runtime_node_name(char *node, size_t len);
 uint64_t plx_job_key(const char *kvsname);
 /* 1 when process a comes before b in the order every job agrees on. */
 int plx_proc_before(int a, int b);
+/* A process's identity in every job: (job key, world rank); and back (-1: unknown here). */
+void plx_proc_gid(int lpid, uint64_t gid[2]);
+int plx_procs_find(const uint64_t gid[2]);
 /* This process's business card for processes of other jobs (no spaces):
  * "<job>|<world rank>|<world size>|<node>|<pid>|<transport cards>". */
 plx_status_t plx_procs_card(char *buf, size_t len);
