@@ -78,7 +78,7 @@ void plx_mpiexec_msg(const char *fmt, ...)
     if (!plx_mpiexec.first_msg[0])
         snprintf(plx_mpiexec.first_msg, sizeof plx_mpiexec.first_msg, "%.*s", n, buf);
     /* One write per message so it is never torn by rank output. */
-    dprintf(2, "mpiexec: %.*s\n", n, buf);
+    dprintf(2, "mpiexec%s: %.*s\n", plx_mpiexec.report_port ? " (spawned job)" : "", n, buf);
 }
 
 _Noreturn void plx_mpiexec_usage_error(const char *fmt, ...)
@@ -478,7 +478,9 @@ void plx_mpiexec_kill_all(int sig)
         plx_spawn_signal(&plx_mpiexec.ranks[r].proc, sig, 1);
     if (plx_mpiexec.multi)
         plx_mpiexec_remote_signal(sig, 1);
-    plx_subjob_signal(sig);
+    /* spawned jobs end on their own after a normal end (not the "leftovers" SIGKILL) */
+    if (sig != SIGKILL || plx_mpiexec.phase != PLX_MPIEXEC_RUNNING)
+        plx_subjob_signal(sig);
 }
 
 const char *plx_mpiexec_rank_name(int rank, char *buf, size_t len)

@@ -12,7 +12,8 @@
  * also as --spawn-report: when its job fails before the children have
  * connected (the parent's root is still waiting in MPI_Comm_spawn), it
  * connects to the port and says why (util/port.h, PLX_PORT_FAIL), so the
- * parent gets MPI_ERR_SPAWN instead of waiting; that failure is then the
+ * parent gets MPI_ERR_SPAWN instead of waiting (also when they all ended
+ * without MPI_Init, with status 0); that failure is then the
  * parent's to handle, and the sub-job's mpiexec exits 0. A sub-job that
  * fails later is like a failed rank: this mpiexec names it and ends the
  * whole job with its status.
@@ -309,11 +310,16 @@ int plx_subjob_report(int code)
 {
     struct plx_mpiexec *m = &plx_mpiexec;
     struct plx_port_name pn;
-    if (!m->report_port || code == 0 || plx_port_parse(m->report_port, &pn) != 0)
+    if (!m->report_port || plx_port_parse(m->report_port, &pn) != 0)
         return code;
+    /* the port is open only while the parent waits for its children */
     char why[256], msg[700];
-    snprintf(msg, sizeof msg, "%s (mpiexec exit status %d)", m->first_msg[0] ? m->first_msg : "the job failed",
-             code);
+    if (code != 0)
+        snprintf(msg, sizeof msg, "%s (mpiexec exit status %d)", m->first_msg[0] ? m->first_msg : "the job failed",
+                 code);
+    else
+        snprintf(msg, sizeof msg, "the processes ended without connecting to their parents (did they call "
+                 "MPI_Init?)");
     int fd = plx_port_connect(&pn, PLX_PORT_FAIL, msg, plx_util_now() + 5, why, sizeof why);
     if (fd < 0)
         return code;            /* the children had connected: the failure is the job's */
