@@ -568,6 +568,12 @@ void plx_dyn_init_parent(void)
 {
     static const char fn[] = "MPI_Init";
     const char *port = getenv("PLEXUS_PARENT_PORT");
+    char kv[PLX_PM_MAX_VAL];
+    /* under Hydra the port comes as MPICH's preput key (PMI-1 answers a
+     * missing key at once; the other protocols are not asked) */
+    if ((!port || !port[0]) && !strcmp(plx_pm_name(), "PMI-1") && !getenv("PLEXUS_MPIEXEC") &&
+        plx_pm_get("PARENT_ROOT_PORT_NAME", kv, sizeof kv) == PLX_OK)
+        port = kv;
     if (!port || !port[0])
         return;
     plx_api_lock();
