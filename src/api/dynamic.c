@@ -71,6 +71,8 @@ struct plx_port {
 static struct {
     struct plx_port *ports;
     MPI_Comm parent;            /* MPI_Comm_get_parent's, or MPI_COMM_NULL */
+    int count;                  /* plx_dyn_meet: processes asked for (in, at a failing root), then
+                                 * the other group's size, or that number after a failure (out) */
 } plx_dyn = { .parent = MPI_COMM_NULL };
 
 /* --- name service ------------------------------------------------------ */
@@ -334,8 +336,11 @@ static int plx_dyn_meet(struct plx_comm *c, int root, int fd, int first, int err
                                  "transport that reaches other jobs)");
         hdr[1] = m;
     }
+    if (isroot && hdr[0] != MPI_SUCCESS)
+        hdr[1] = plx_dyn.count;
     if (st == PLX_OK)
         st = plx_coll_bcast(hdr, sizeof hdr, root, c, PLX_COLL_TAG_DEFAULT);
+    plx_dyn.count = hdr[1];
     if (st != PLX_OK) {
         rc = plx_api_err(c, fn, MPI_ERR_OTHER, "passing on the root's result failed");
         goto out;
@@ -657,16 +662,12 @@ static int plx_dyn_spawn(const char *fn, int count, char *cmds[], char **argvs[]
         free(sc);
     }
     *intercomm = MPI_COMM_NULL;
+    plx_dyn.count = total;
     rc = plx_dyn_meet(c, root, fd, 1, err, MPI_ERR_SPAWN, 0, fn, intercomm);
     if (errcodes != MPI_ERRCODES_IGNORE) {
-        /* the children's number is known everywhere once the meeting is done */
-        int n = 0;
-        if (rc == MPI_SUCCESS)
-            PMPI_Comm_remote_size(*intercomm, &n);
-        else
-            for (int i = 0; c->rank == root && i < count; i++)
-                n += maxprocs && maxprocs[i] > 0 ? maxprocs[i] : 0;
-        for (int i = 0; i < n; i++)
+        /* the children's number (or, after a failure, the number asked
+         * for) is known everywhere once the meeting is done */
+        for (int i = 0; i < plx_dyn.count; i++)
             errcodes[i] = rc;
     }
 out:
