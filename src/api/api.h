@@ -69,6 +69,9 @@ int plx_api_coll_init_info(MPI_Comm comm, MPI_Info info, MPI_Request *request, c
 int plx_session_adopt_world(int *provided);
 
 /* Raises MPI_ERR_ARG naming the NULL output argument `arg`. */
+/* dynamic.c: at MPI_Init of a spawned process, connect to its parents. */
+void plx_dyn_init_parent(void);
+
 int plx_api_null_arg(struct plx_comm *comm, const char *fn, const char *arg);
 
 #endif

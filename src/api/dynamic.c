@@ -2,24 +2,32 @@
  * Dynamic-process entry points: name publishing, ports, accept/connect,
  * join, disconnect, get_parent, spawn.
  *
- * What works: MPI_Publish_name / Lookup_name / Unpublish_name through the
- * launcher's name service (our mpiexec holds the names; Slurm's PMI-2 too);
- * MPI_Open_port / Close_port; MPI_Comm_accept / Comm_connect and
- * MPI_Comm_join between processes of one job (the two groups meet as in
- * MPI_Intercomm_create, the roots over MPI_COMM_WORLD's collective context);
- * MPI_Comm_disconnect; MPI_Comm_get_parent (MPI_COMM_NULL: nothing is
- * spawned). Not yet: processes of another job (a port of another mpiexec,
- * a join with a process of another job) and MPI_Comm_spawn, which need
- * the transports to take in world ranks (lpids) at run time: they fail
- * with a message saying so (see the note of issue 16 for what is needed).
+ * Name publishing goes through the launcher's name service (our mpiexec
+ * holds the names; Slurm's PMI-2 too).
  *
- * Ports: "plexus-port:<job>:<world rank>:<number>". A connect sends its
- * root's world rank to the port's owner (tag PLX_COLL_TAG_CONNECT) and
- * waits for the answer (PLX_COLL_TAG_ACCEPT); a request that reaches an
- * accept on another port of the same process waits there for its port. The
- * info key "timeout" (seconds) bounds the wait of both; by default connect
- * waits 60 s, accept for ever (as MPI says).
+ * Ports are listening TCP sockets (util/port.h), so that processes of two
+ * separately started jobs can meet: the connect root reaches the accept
+ * root's socket, and over that socket the two groups swap their members'
+ * business cards (core/dynprocs.c: each process of the other job gets an
+ * lpid here and the transports learn to reach it), then agree on context
+ * ids (the bridge's leaders talk over the socket) and build the
+ * intercommunicator. Processes of the same job are recognised in the cards
+ * and keep their world lpids. MPI_Comm_join runs the same meeting over the
+ * user's socket.
+ *
+ * Spawn: the root opens a port, asks the launcher to start the children
+ * (pm.h's spawn: our mpiexec runs them as a job of their own) with the port
+ * in their $PLEXUS_PARENT_PORT, and accepts on it; the children's MPI_Init
+ * connects to it over their MPI_COMM_WORLD, and that intercommunicator is
+ * their MPI_Comm_get_parent. When the children cannot start, mpiexec
+ * connects to the port and says why (PLX_PORT_FAIL), so the root does not
+ * wait for ever.
+ *
+ * The info key "timeout" (seconds) bounds the waits: connect waits 60 s by
+ * default, accept for ever (as MPI says), spawn 120 s for its children.
  */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +43,7 @@
 #include "pm/pm.h"
 #include "progress/progress.h"
 #include "pt2pt/pt2pt.h"
+#include "util/port.h"
 #include "util/util.h"
 
 #pragma weak MPI_Publish_name = PMPI_Publish_name
@@ -50,19 +59,21 @@
 #pragma weak MPI_Comm_spawn = PMPI_Comm_spawn
 #pragma weak MPI_Comm_spawn_multiple = PMPI_Comm_spawn_multiple
 
-#define PLX_PORT_PREFIX "plexus-port:"
+#define PLX_DYN_CARD 2048       /* bytes of one business card in the exchange */
 
 struct plx_port {
     struct plx_port *next;
-    int id;
-    int npending;
-    int pending[64];            /* world ranks of connect roots waiting for an accept */
+    int fd;                     /* the listening socket */
+    char name[MPI_MAX_PORT_NAME];
+    struct plx_port_name pn;
 };
 
 static struct {
     struct plx_port *ports;
-    int next_id;
-} plx_dyn;
+    MPI_Comm parent;            /* MPI_Comm_get_parent's, or MPI_COMM_NULL */
+    int count;                  /* plx_dyn_meet: processes asked for (in, at a failing root), then
+                                 * the other group's size, or that number after a failure (out) */
+} plx_dyn = { .parent = MPI_COMM_NULL };
 
 /* --- name service ------------------------------------------------------ */
 
@@ -144,40 +155,35 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
 
 /* --- ports ------------------------------------------------------------- */
 
-static struct plx_port **plx_dyn_port_find(int id)
+static struct plx_port **plx_dyn_port_find(const char *name)
 {
     struct plx_port **pp = &plx_dyn.ports;
-    while (*pp && (*pp)->id != id)
+    while (*pp && (!name || strcmp((*pp)->name, name) != 0))
         pp = &(*pp)->next;
     return pp;
 }
 
-/* Parses a port name: 0 with its world rank and number; -1 when it is not
- * one of ours; -2 when it belongs to another job (job is copied out). */
-static int plx_dyn_port_parse(const char *name, int *lpid_p, int *id_p, char *job, size_t joblen)
+static struct plx_port *plx_dyn_port_open(void)
 {
-    size_t pl = strlen(PLX_PORT_PREFIX);
-    if (strncmp(name, PLX_PORT_PREFIX, pl) != 0)
-        return -1;
-    const char *j = name + pl, *c1 = strchr(j, ':');
-    if (!c1 || (size_t)(c1 - j) >= joblen)
-        return -1;
-    memcpy(job, j, (size_t)(c1 - j));
-    job[c1 - j] = '\0';
-    char *end;
-    long lpid = strtol(c1 + 1, &end, 10);
-    if (*end != ':')
-        return -1;
-    long id = strtol(end + 1, &end, 10);
-    if (*end != '\0' || lpid < 0 || id < 0)
-        return -1;
-    if (strcmp(job, plx_procs.kvsname) != 0)
-        return -2;
-    if (lpid >= plx_procs.n)
-        return -1;
-    *lpid_p = (int)lpid;
-    *id_p = (int)id;
-    return 0;
+    struct plx_port *p = plx_calloc(1, sizeof *p);
+    p->fd = plx_port_listen(p->name, sizeof p->name);
+    if (p->fd < 0 || plx_port_parse(p->name, &p->pn) != 0) {
+        if (p->fd >= 0)
+            close(p->fd);
+        free(p);
+        return NULL;
+    }
+    p->next = plx_dyn.ports;
+    plx_dyn.ports = p;
+    return p;
+}
+
+static void plx_dyn_port_close(struct plx_port **pp)
+{
+    struct plx_port *p = *pp;
+    *pp = p->next;
+    close(p->fd);
+    free(p);
 }
 
 int PMPI_Open_port(MPI_Info info, char *port_name)
@@ -187,16 +193,14 @@ int PMPI_Open_port(MPI_Info info, char *port_name)
     plx_api_lock();
     plx_api_check_init(fn);
     int rc = MPI_SUCCESS;
-    if (!port_name) {
+    struct plx_port *p;
+    if (!port_name)
         rc = plx_api_null_arg(NULL, fn, "port_name");
-    } else {
-        struct plx_port *p = plx_calloc(1, sizeof *p);
-        p->id = plx_dyn.next_id++;
-        p->next = plx_dyn.ports;
-        plx_dyn.ports = p;
-        snprintf(port_name, MPI_MAX_PORT_NAME, PLX_PORT_PREFIX "%.200s:%d:%d", plx_procs.kvsname, plx_procs.my_lpid,
-                 p->id);
-    }
+    else if (!(p = plx_dyn_port_open()))
+        rc = plx_api_err(NULL, fn, MPI_ERR_OTHER, "cannot open a listening socket for the port: %s",
+                         strerror(errno));
+    else
+        snprintf(port_name, MPI_MAX_PORT_NAME, "%s", p->name);
     plx_api_unlock();
     return rc;
 }
@@ -206,24 +210,17 @@ int PMPI_Close_port(const char *port_name)
     static const char fn[] = "MPI_Close_port";
     plx_api_lock();
     plx_api_check_init(fn);
-    int rc = MPI_SUCCESS, lpid, id;
-    char job[256];
-    struct plx_port **pp = NULL;
+    int rc = MPI_SUCCESS;
+    struct plx_port **pp;
     if (!port_name)
         rc = plx_api_null_arg(NULL, fn, "port_name");
-    else if (plx_dyn_port_parse(port_name, &lpid, &id, job, sizeof job) != 0 || lpid != plx_procs.my_lpid ||
-             !*(pp = plx_dyn_port_find(id)))
+    else if (!*(pp = plx_dyn_port_find(port_name)))
         rc = plx_api_err(NULL, fn, MPI_ERR_PORT, "'%.100s' is not a port this process has open", port_name);
-    else {
-        struct plx_port *p = *pp;
-        *pp = p->next;
-        free(p);
-    }
+    else
+        plx_dyn_port_close(pp);
     plx_api_unlock();
     return rc;
 }
-
-/* --- accept / connect ----------------------------------------------------- */
 
 /* info "timeout" in seconds; dflt when absent (< 0: for ever). */
 static double plx_dyn_timeout(MPI_Info info, double dflt)
@@ -237,104 +234,157 @@ static double plx_dyn_timeout(MPI_Info info, double dflt)
     return end != v && t >= 0 ? t : dflt;
 }
 
-struct plx_dyn_wait {
-    struct plx_request *r;
-    double deadline;
-};
-
-static int plx_dyn_wait_done(void *arg)
-{
-    struct plx_dyn_wait *w = arg;
-    if (w->r->cc == 0)
-        return 1;
-    if (w->deadline >= 0 && plx_util_now() > w->deadline)
-        return 1;
-    usleep(200);                /* a wait that may last long: do not burn the CPU */
-    return 0;
-}
-
-/* A receive or send on MPI_COMM_WORLD's collective context. */
-static struct plx_request *plx_dyn_start(int kind, void *buf, int n, int peer, int tag)
-{
-    struct plx_request *r = plx_request_new(kind, plx_comm_world);
-    r->rank = peer;
-    r->tag = tag;
-    r->ctx = plx_comm_world->context_id + 1;
-    r->buf = buf;
-    r->count = n;
-    r->dt = plx_dt_lookup(MPI_BYTE);
-    r->mode = PLX_MODE_STD;
-    plx_status_t st = kind == PLX_REQ_SEND ? plx_pt2pt_send_start(r) : plx_pt2pt_recv_start(r);
-    if (st != PLX_OK) {
-        r->cc = 0;
-        r->st_error = MPI_ERR_OTHER;
-    }
-    return r;
-}
-
-/* Waits for r until the deadline; 1 when it completed (r is freed either way). */
-static int plx_dyn_finish(struct plx_request *r, double deadline)
-{
-    struct plx_dyn_wait w = { r, deadline };
-    plx_progress_wait(plx_dyn_wait_done, &w);
-    int done = r->cc == 0 && r->st_error == MPI_SUCCESS;
-    if (r->cc != 0) {
-        plx_pt2pt_cancel(r);
-        plx_progress_wait_req(r);
-    }
-    plx_request_free(r);
-    return done;
-}
-
-/* Tells a connect root whether its port takes it. */
-static void plx_dyn_answer(int lpid, int id, int ok)
-{
-    int32_t ans[2] = { id, ok };
-    struct plx_request *r = plx_dyn_start(PLX_REQ_SEND, ans, sizeof ans, lpid, PLX_COLL_TAG_ACCEPT);
-    plx_dyn_finish(r, plx_util_now() + 10);
-}
-
-/* At the accept root: the world rank of a connect root for port p, or -1
- * after the timeout. */
-static int plx_dyn_accept_root(struct plx_port *p, double deadline)
+/* At an accept (or spawn) root: the socket of the next connection to port
+ * p, or -1 after the deadline (< 0: none), or -2 when mpiexec reported that
+ * the spawned job failed (its message in why). Keeps the progress engine
+ * turning meanwhile, so that traffic of this process to others goes on. */
+static int plx_dyn_accept_root(struct plx_port *p, double deadline, char *why, size_t whylen)
 {
     for (;;) {
-        if (p->npending > 0) {
-            int lpid = p->pending[0];
-            memmove(p->pending, p->pending + 1, (size_t)--p->npending * sizeof(int));
-            return lpid;
-        }
-        int32_t req[2];
-        struct plx_request *r = plx_dyn_start(PLX_REQ_RECV, req, sizeof req, MPI_ANY_SOURCE, PLX_COLL_TAG_CONNECT);
-        if (!plx_dyn_finish(r, deadline))
+        double left = deadline < 0 ? 0.05 : deadline - plx_util_now();
+        if (left <= 0)
             return -1;
-        struct plx_port **to = plx_dyn_port_find(req[0]);
-        if (*to == p)
-            return req[1];
-        if (*to && (*to)->npending < 64)
-            (*to)->pending[(*to)->npending++] = req[1];     /* for another accept of this process */
-        else
-            plx_dyn_answer(req[1], req[0], 0);              /* port closed (or too many waiting) */
+        struct pollfd pf = { .fd = p->fd, .events = POLLIN };
+        int r = poll(&pf, 1, left > 0.05 ? 50 : (int)(left * 1000) + 1);
+        plx_progress_poll();
+        if (r <= 0)
+            continue;
+        int fd = accept4(p->fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct plx_port_hello h;
+        if (plx_port_read(fd, &h, sizeof h, plx_util_now() + 10) != 0 || h.magic != PLX_PORT_MAGIC) {
+            close(fd);              /* not one of ours: keep waiting */
+            continue;
+        }
+        uint32_t ans = memcmp(h.nonce, p->pn.nonce, 32) ? PLX_PORT_WRONG : PLX_PORT_OK;
+        if (ans == PLX_PORT_OK && h.kind == PLX_PORT_FAIL) {
+            size_t n = h.len < whylen ? h.len : whylen - 1;
+            if (plx_port_read(fd, why, n, plx_util_now() + 10) != 0)
+                n = (size_t)snprintf(why, whylen, "the launcher reported a failure");
+            why[n] = 0;
+            close(fd);
+            return -2;
+        }
+        if (plx_port_write(fd, &ans, sizeof ans) != 0 || ans != PLX_PORT_OK) {
+            close(fd);
+            continue;
+        }
+        return fd;
     }
 }
 
-/* Collective tail of accept and connect: the root's result reaches every
- * member, then the two groups meet as in MPI_Intercomm_create. */
-static int plx_dyn_meet(struct plx_comm *c, int root, int32_t peer_lpid, const char *fn, MPI_Comm *newcomm,
-                        int err_at_root)
+/* The leaders' exchange of a bridge over the socket (both write, then read:
+ * the messages are small). */
+static plx_status_t plx_dyn_sock_xchg(void *arg, const void *sbuf, size_t sn, void *rbuf, size_t rn)
 {
-    int32_t msg[2] = { peer_lpid, err_at_root };
-    plx_status_t st = plx_coll_bcast(msg, sizeof msg, root, c, PLX_COLL_TAG_DEFAULT);
-    if (st != PLX_OK)
-        return plx_api_err(c, fn, MPI_ERR_OTHER, "passing on the root's result failed");
-    if (msg[1] != MPI_SUCCESS) {
-        if (c->rank == root)
-            return err_at_root;
-        return plx_api_err(c, fn, MPI_ERR_PORT, "the root (rank %d) could not make the connection", root);
+    int fd = *(int *)arg;
+    if (plx_port_write(fd, sbuf, sn) != 0 || plx_port_read(fd, rbuf, rn, plx_util_now() + 60) != 0)
+        return PLX_ERR_IO;
+    return PLX_OK;
+}
+
+/* The two groups meet over the roots' socket fd (collective over c; fd only
+ * at the root). `first`: this side writes first (the two sides differ).
+ * err_at_root: the root's failure so far (then the others fail with cls).
+ * Closes fd unless keep_fd. */
+static int plx_dyn_meet(struct plx_comm *c, int root, int fd, int first, int err_at_root, int cls, int keep_fd,
+                        const char *fn, MPI_Comm *newcomm)
+{
+    int isroot = c->rank == root;
+    int32_t hdr[2] = { err_at_root, 0 };
+    int rc = MPI_SUCCESS;
+    char *all = NULL, *remote = NULL;
+    int *lpids = NULL;
+    struct plx_group *rg = NULL;
+    char mine[PLX_DYN_CARD] = "";
+
+    /* 1. every member's card to the root */
+    if (plx_procs_card(mine, sizeof mine) != PLX_OK)
+        mine[0] = 0;
+    if (isroot)
+        all = plx_calloc((size_t)c->size, PLX_DYN_CARD);
+    plx_status_t st = plx_coll_gather(mine, PLX_DYN_CARD, all, root, c, PLX_COLL_TAG_DEFAULT);
+    /* 2. the roots swap their groups' cards: [count][cards], count -1: failed */
+    if (isroot && hdr[0] == MPI_SUCCESS) {
+        int32_t n = c->size, m = -1;
+        for (int i = 0; i < c->size && st == PLX_OK; i++)
+            if (!all[(size_t)i * PLX_DYN_CARD])
+                st = PLX_ERR_UNSUPPORTED;       /* a member with no transport for other jobs */
+        if (st != PLX_OK)
+            n = -1;
+        int ok = 1;
+        for (int pass = 0; pass < 2 && ok; pass++) {
+            if ((pass == 0) == (first != 0)) {
+                ok = plx_port_write(fd, &n, sizeof n) == 0 &&
+                     (n <= 0 || plx_port_write(fd, all, (size_t)n * PLX_DYN_CARD) == 0);
+            } else {
+                ok = plx_port_read(fd, &m, sizeof m, plx_util_now() + 60) == 0 && m <= (1 << 20);
+                if (ok && m > 0) {
+                    remote = plx_malloc((size_t)m * PLX_DYN_CARD);
+                    ok = plx_port_read(fd, remote, (size_t)m * PLX_DYN_CARD, plx_util_now() + 60) == 0;
+                }
+            }
+        }
+        if (!ok)
+            hdr[0] = plx_api_err(c, fn, cls, "the connection to the other group's root broke");
+        else if (n < 0)
+            hdr[0] = plx_api_err(c, fn, cls, "a process of this group has no transport that reaches other jobs "
+                                 "(a singleton, or PLEXUS_TRANSPORTS without tcp)");
+        else if (m <= 0)
+            hdr[0] = plx_api_err(c, fn, cls, "the other group could not take part (a process there has no "
+                                 "transport that reaches other jobs)");
+        hdr[1] = m;
     }
-    struct plx_bridge b = { .local = c, .leader = root, .peer = plx_comm_world, .remote_leader = msg[0],
-                            .ctx = plx_comm_world->context_id + 1, .tag = PLX_COLL_TAG_MEET };
-    return plx_intercomm_build(c, &b, fn, newcomm);
+    if (isroot && hdr[0] != MPI_SUCCESS)
+        hdr[1] = plx_dyn.count;
+    if (st == PLX_OK)
+        st = plx_coll_bcast(hdr, sizeof hdr, root, c, PLX_COLL_TAG_DEFAULT);
+    plx_dyn.count = hdr[1];
+    if (st != PLX_OK) {
+        rc = plx_api_err(c, fn, MPI_ERR_OTHER, "passing on the root's result failed");
+        goto out;
+    }
+    if (hdr[0] != MPI_SUCCESS) {
+        rc = isroot ? hdr[0]
+                    : plx_api_err(c, fn, cls, "the root (rank %d) could not make the connection", root);
+        goto out;
+    }
+    /* 3. the other group's cards to every member, which adds its processes */
+    int m = hdr[1];
+    if (!isroot)
+        remote = plx_malloc((size_t)m * PLX_DYN_CARD);
+    if ((st = plx_coll_bcast(remote, (size_t)m * PLX_DYN_CARD, root, c, PLX_COLL_TAG_DEFAULT)) != PLX_OK) {
+        rc = plx_api_err(c, fn, MPI_ERR_OTHER, "passing on the other group's cards failed");
+        goto out;
+    }
+    char **cards = plx_malloc((size_t)m * sizeof *cards);
+    for (int i = 0; i < m; i++) {
+        cards[i] = remote + (size_t)i * PLX_DYN_CARD;
+        cards[i][PLX_DYN_CARD - 1] = 0;
+    }
+    lpids = plx_malloc((size_t)m * sizeof *lpids);
+    st = plx_procs_add(m, cards, lpids);
+    free(cards);
+    if (st != PLX_OK) {
+        rc = plx_api_err(c, fn, MPI_ERR_INTERN, "cannot take in the processes of the other group");
+        goto out;
+    }
+    /* 4. context ids agreed over the socket; the intercommunicator */
+    rg = plx_group_new(m, lpids);
+    struct plx_bridge b = { .local = c, .leader = root, .peer = plx_comm_world, .remote_leader = 0,
+                            .ctx = plx_comm_world->context_id + 1, .tag = PLX_COLL_TAG_MEET,
+                            .xchg = plx_dyn_sock_xchg, .xarg = &fd };
+    rc = plx_intercomm_build_with(c, &b, rg, fn, newcomm);
+out:
+    if (rg)
+        plx_group_release(rg);
+    free(lpids);
+    free(all);
+    free(remote);
+    if (isroot && fd >= 0 && !keep_fd)
+        close(fd);
+    return rc;
 }
 
 static int plx_dyn_check(const char *fn, int root, MPI_Comm comm, MPI_Comm *newcomm, struct plx_comm **c_p)
@@ -356,30 +406,65 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
     int rc = plx_dyn_check(fn, root, comm, newcomm, &c);
     if (rc)
         goto out;
-    int32_t peer = -1;
-    int err = MPI_SUCCESS;
+    int fd = -1, err = MPI_SUCCESS;
     if (c->rank == root) {
-        int lpid, id;
-        char job[256];
-        struct plx_port **pp = NULL;
-        if (!port_name || plx_dyn_port_parse(port_name, &lpid, &id, job, sizeof job) != 0 ||
-            lpid != plx_procs.my_lpid || !*(pp = plx_dyn_port_find(id))) {
+        struct plx_port **pp = port_name ? plx_dyn_port_find(port_name) : NULL;
+        if (!pp || !*pp) {
             err = plx_api_err(c, fn, MPI_ERR_PORT, "'%.100s' is not a port this process has open (MPI_Open_port)",
                               port_name ? port_name : "(NULL)");
         } else {
             double t = plx_dyn_timeout(info, -1);
-            peer = plx_dyn_accept_root(*pp, t < 0 ? -1 : plx_util_now() + t);
-            if (peer < 0)
+            char why[512];
+            fd = plx_dyn_accept_root(*pp, t < 0 ? -1 : plx_util_now() + t, why, sizeof why);
+            if (fd < 0)
                 err = plx_api_err(c, fn, MPI_ERR_PORT, "no MPI_Comm_connect to port %s within the timeout (%g s)",
                                   port_name, t);
-            else
-                plx_dyn_answer(peer, id, 1);
         }
     }
-    rc = plx_dyn_meet(c, root, peer, fn, newcomm, err);
+    rc = plx_dyn_meet(c, root, fd, 1, err, MPI_ERR_PORT, 0, fn, newcomm);
 out:
     plx_api_unlock();
     return rc;
+}
+
+/* At a connect root: the socket to the accept root of port_name, or -1
+ * with an MPI error in *err_p. */
+static int plx_dyn_connect_root(struct plx_comm *c, const char *fn, const char *port_name, double t, int *err_p)
+{
+    struct plx_port_name pn;
+    char why[300];
+    if (!port_name || plx_port_parse(port_name, &pn) != 0) {
+        *err_p = plx_api_err(c, fn, MPI_ERR_PORT, "'%.100s' is not a port name (from MPI_Open_port)",
+                             port_name ? port_name : "(NULL)");
+        return -1;
+    }
+    double deadline = t < 0 ? plx_util_now() + 1e9 : plx_util_now() + t;
+    int fd = plx_port_connect(&pn, PLX_PORT_CONNECT, NULL, deadline, why, sizeof why);
+    if (fd < 0) {
+        *err_p = plx_api_err(c, fn, MPI_ERR_PORT, "cannot reach port %.200s: %s", port_name, why);
+        return -1;
+    }
+    uint32_t ans = 0;
+    int r = -1;
+    while (r != 0) {                    /* wait for the accept, turning the progress engine */
+        r = plx_port_read(fd, &ans, sizeof ans, PLX_MIN(deadline, plx_util_now() + 0.05));
+        plx_progress_poll();
+        if (r != 0 && plx_util_now() >= deadline)
+            break;
+        if (r != 0) {
+            struct pollfd pf = { .fd = fd, .events = POLLIN };
+            if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR)))
+                break;
+        }
+    }
+    if (r != 0 || ans != PLX_PORT_OK) {
+        close(fd);
+        *err_p = r != 0 ? plx_api_err(c, fn, MPI_ERR_PORT, "no MPI_Comm_accept on port %.200s answered within %g s",
+                                      port_name, t)
+                        : plx_api_err(c, fn, MPI_ERR_PORT, "port %.200s is closed", port_name);
+        return -1;
+    }
+    return fd;
 }
 
 int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
@@ -390,55 +475,16 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
     int rc = plx_dyn_check(fn, root, comm, newcomm, &c);
     if (rc)
         goto out;
-    int32_t peer = -1;
-    int err = MPI_SUCCESS;
-    if (c->rank == root) {
-        int lpid, id;
-        char job[256];
-        int p = port_name ? plx_dyn_port_parse(port_name, &lpid, &id, job, sizeof job) : -1;
-        if (p == -2) {
-            err = plx_api_err(c, fn, MPI_ERR_PORT,
-                              "port %.100s belongs to another job (%s; this is %s): connecting separately "
-                              "started jobs is not supported yet",
-                              port_name, job, plx_procs.kvsname);
-        } else if (p != 0) {
-            err = plx_api_err(c, fn, MPI_ERR_PORT, "'%.100s' is not a port name (from MPI_Open_port)",
-                              port_name ? port_name : "(NULL)");
-        } else {
-            double t = plx_dyn_timeout(info, 60);
-            double deadline = t < 0 ? -1 : plx_util_now() + t;
-            int32_t req[2] = { id, plx_procs.my_lpid }, ans[2] = { -1, 0 };
-            struct plx_request *a = plx_dyn_start(PLX_REQ_RECV, ans, sizeof ans, lpid, PLX_COLL_TAG_ACCEPT);
-            plx_dyn_finish(plx_dyn_start(PLX_REQ_SEND, req, sizeof req, lpid, PLX_COLL_TAG_CONNECT), deadline);
-            if (!plx_dyn_finish(a, deadline))
-                err = plx_api_err(c, fn, MPI_ERR_PORT, "no MPI_Comm_accept on port %s answered within %g s",
-                                  port_name, t);
-            else if (!ans[1] || ans[0] != id)
-                err = plx_api_err(c, fn, MPI_ERR_PORT, "port %s is closed", port_name);
-            else
-                peer = lpid;
-        }
-    }
-    rc = plx_dyn_meet(c, root, peer, fn, newcomm, err);
+    int fd = -1, err = MPI_SUCCESS;
+    if (c->rank == root)
+        fd = plx_dyn_connect_root(c, fn, port_name, plx_dyn_timeout(info, 60), &err);
+    rc = plx_dyn_meet(c, root, fd, 0, err, MPI_ERR_PORT, 0, fn, newcomm);
 out:
     plx_api_unlock();
     return rc;
 }
 
 /* --- join ---------------------------------------------------------------- */
-
-static int plx_dyn_sock_xfer(int fd, void *buf, size_t n, int out)
-{
-    char *p = buf;
-    while (n > 0) {
-        ssize_t k = out ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
 
 int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
@@ -450,41 +496,37 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
         rc = plx_api_null_arg(NULL, fn, "intercomm");
         goto out;
     }
-    /* each side sends its job and world rank; the lower world rank leads */
+    /* each side sends its job and world rank: they decide who writes first */
     struct {
+        uint32_t magic;
+        int32_t wrank;
         char job[256];
-        int32_t lpid;
     } mine, theirs;
     memset(&mine, 0, sizeof mine);
+    mine.magic = PLX_PORT_MAGIC;
     snprintf(mine.job, sizeof mine.job, "%s", plx_procs.kvsname);
-    mine.lpid = plx_procs.my_lpid;
-    if (plx_dyn_sock_xfer(fd, &mine, sizeof mine, 1) != 0 || plx_dyn_sock_xfer(fd, &theirs, sizeof theirs, 0) != 0) {
+    mine.wrank = plx_procs.my_lpid;
+    if (plx_port_write(fd, &mine, sizeof mine) != 0 || plx_port_read(fd, &theirs, sizeof theirs, -1) != 0 ||
+        theirs.magic != PLX_PORT_MAGIC) {
         rc = plx_api_err(NULL, fn, MPI_ERR_ARG, "socket %d: cannot exchange the join handshake (not a connected "
                          "socket, or the other side is not in MPI_Comm_join)", fd);
         goto out;
     }
     theirs.job[sizeof theirs.job - 1] = '\0';
-    if (strcmp(theirs.job, mine.job) != 0) {
-        rc = plx_api_err(NULL, fn, MPI_ERR_OTHER,
-                         "the process on socket %d belongs to another job (%s; this is %s): joining separately "
-                         "started jobs is not supported yet", fd, theirs.job, mine.job);
-        goto out;
-    }
-    if (theirs.lpid == mine.lpid || theirs.lpid < 0 || theirs.lpid >= plx_procs.n) {
+    uint64_t km = plx_job_key(mine.job), kt = plx_job_key(theirs.job);
+    if (km == kt && theirs.wrank == mine.wrank) {
         rc = plx_api_err(NULL, fn, MPI_ERR_ARG, "socket %d leads back to this process (world rank %d)", fd,
-                         (int)theirs.lpid);
+                         (int)theirs.wrank);
         goto out;
     }
-    struct plx_bridge b = { .local = plx_comm_self, .leader = 0, .peer = plx_comm_world,
-                            .remote_leader = theirs.lpid, .ctx = plx_comm_world->context_id + 1,
-                            .tag = PLX_COLL_TAG_MEET };
-    rc = plx_intercomm_build(plx_comm_self, &b, fn, intercomm);
+    int first = km != kt ? km < kt : mine.wrank < theirs.wrank;
+    rc = plx_dyn_meet(plx_comm_self, 0, fd, first, MPI_SUCCESS, MPI_ERR_OTHER, 1, fn, intercomm);
 out:
     plx_api_unlock();
     return rc;
 }
 
-/* --- disconnect, parent, spawn -------------------------------------------- */
+/* --- disconnect, parent -------------------------------------------------- */
 
 int PMPI_Comm_disconnect(MPI_Comm *comm)
 {
@@ -500,9 +542,12 @@ int PMPI_Comm_disconnect(MPI_Comm *comm)
     if (rc)
         return rc;
     /* every member has finished its communication on comm once all are here */
+    MPI_Comm h = *comm;
     rc = PMPI_Barrier(*comm);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_free(comm);
+    if (rc == MPI_SUCCESS && h == plx_dyn.parent)
+        plx_dyn.parent = MPI_COMM_NULL;
     return rc;
 }
 
@@ -514,25 +559,118 @@ int PMPI_Comm_get_parent(MPI_Comm *parent)
     int rc = MPI_SUCCESS;
     if (!parent)
         rc = plx_api_null_arg(NULL, fn, "parent");
+    else if (plx_dyn.parent != MPI_COMM_NULL && !plx_obj_lookup(&plx_comm_tab, plx_dyn.parent))
+        *parent = plx_dyn.parent = MPI_COMM_NULL;     /* freed by the program */
     else
-        *parent = MPI_COMM_NULL;    /* no process of a Plexus job is spawned (yet) */
+        *parent = plx_dyn.parent;
     plx_api_unlock();
     return rc;
 }
 
-static int plx_dyn_no_spawn(const char *fn, MPI_Comm comm, int n, int *errcodes)
+/* At MPI_Init of a spawned process: connect to the parents (collective
+ * over MPI_COMM_WORLD). Errors end the job: its parent is waiting. */
+void plx_dyn_init_parent(void)
+{
+    static const char fn[] = "MPI_Init";
+    const char *port = getenv("PLEXUS_PARENT_PORT");
+    char kv[PLX_PM_MAX_VAL];
+    /* under Hydra the port comes as MPICH's preput key (PMI-1 answers a
+     * missing key at once; the other protocols are not asked) */
+    if ((!port || !port[0]) && !strcmp(plx_pm_name(), "PMI-1") && !getenv("PLEXUS_MPIEXEC") &&
+        plx_pm_get("PARENT_ROOT_PORT_NAME", kv, sizeof kv) == PLX_OK)
+        port = kv;
+    if (!port || !port[0])
+        return;
+    plx_api_lock();
+    int fd = -1, err = MPI_SUCCESS;
+    if (plx_comm_world->rank == 0)
+        fd = plx_dyn_connect_root(plx_comm_world, fn, port, 60, &err);
+    MPI_Comm pc = MPI_COMM_NULL;
+    int rc = plx_dyn_meet(plx_comm_world, 0, fd, 0, err, MPI_ERR_SPAWN, 0, fn, &pc);
+    plx_api_unlock();
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "plexus: rank %d of a spawned job cannot connect to its parents (port %s)\n",
+                plx_rt.world_rank, port);
+        plx_pm_abort(1, "cannot connect to the parents");
+    }
+    plx_dyn.parent = pc;
+}
+
+/* --- spawn ----------------------------------------------------------------- */
+
+static int plx_dyn_spawn(const char *fn, int count, char *cmds[], char **argvs[], const int maxprocs[],
+                         const MPI_Info infos[], int root, MPI_Comm comm, MPI_Comm *intercomm, int *errcodes)
 {
     struct plx_comm *c;
     plx_api_lock();
-    int rc = plx_api_intracomm(comm, &c, fn);
-    if (rc == MPI_SUCCESS) {
-        rc = plx_api_err(c, fn, MPI_ERR_SPAWN,
-                         "spawning processes is not supported yet (it needs the transports to take in new "
-                         "world ranks at run time)");
-        if (errcodes != MPI_ERRCODES_IGNORE)
-            for (int i = 0; i < n; i++)
-                errcodes[i] = rc;
+    int rc = plx_dyn_check(fn, root, comm, intercomm, &c);
+    if (rc)
+        goto out;
+    int total = 0, fd = -1, err = MPI_SUCCESS;
+    if (c->rank == root) {
+        /* the arguments count at the root only */
+        for (int i = 0; i < count && err == MPI_SUCCESS; i++) {
+            if (!cmds || !cmds[i] || !cmds[i][0])
+                err = plx_api_err(c, fn, MPI_ERR_SPAWN, "command %d is NULL or empty", i);
+            else if (!maxprocs || maxprocs[i] <= 0)
+                err = plx_api_err(c, fn, MPI_ERR_SPAWN, "argument 'maxprocs' of command %d (%s) is %d; it must "
+                                  "be positive", i, cmds[i], maxprocs ? maxprocs[i] : 0);
+            else
+                total += maxprocs[i];
+        }
+        struct plx_pm_spawn_cmd *sc = plx_calloc((size_t)(count > 0 ? count : 1), sizeof *sc);
+        double t = 120;
+        for (int i = 0; i < count && err == MPI_SUCCESS; i++) {
+            sc[i].cmd = cmds[i];
+            sc[i].argv = argvs ? argvs[i] : NULL;
+            sc[i].maxprocs = maxprocs[i];
+            struct plx_info *in = infos && infos[i] != MPI_INFO_NULL ? plx_obj_lookup(&plx_info_tab, infos[i]) : NULL;
+            if (in) {
+                sc[i].ninfo = in->nkeys;
+                sc[i].keys = plx_calloc((size_t)in->nkeys + 1, sizeof(char *));
+                sc[i].vals = plx_calloc((size_t)in->nkeys + 1, sizeof(char *));
+                for (int k = 0; k < in->nkeys; k++) {
+                    sc[i].keys[k] = in->entries[k].key;
+                    sc[i].vals[k] = in->entries[k].value;
+                }
+                t = plx_dyn_timeout(infos[i], t);
+            }
+        }
+        struct plx_port *p = NULL;
+        if (err == MPI_SUCCESS && !(p = plx_dyn_port_open()))
+            err = plx_api_err(c, fn, MPI_ERR_SPAWN, "cannot open a port for the children: %s", strerror(errno));
+        if (err == MPI_SUCCESS) {
+            char why[1024] = "";
+            plx_status_t st = plx_pm_spawn(count, sc, p->name, why, sizeof why);
+            if (st == PLX_ERR_UNSUPPORTED)
+                err = plx_api_err(c, fn, MPI_ERR_SPAWN, "spawning processes needs Plexus's mpiexec, which serves "
+                                  "spawn requests (this process's launcher: %s)", plx_pm_name());
+            else if (st != PLX_OK)
+                err = plx_api_err(c, fn, MPI_ERR_SPAWN, "the launcher did not start the %d process%s: %s", total,
+                                  total == 1 ? "" : "es", why[0] ? why : "(no reason given)");
+            else if ((fd = plx_dyn_accept_root(p, plx_util_now() + t, why, sizeof why)) < 0)
+                err = fd == -2 ? plx_api_err(c, fn, MPI_ERR_SPAWN, "the spawned processes failed: %s", why)
+                               : plx_api_err(c, fn, MPI_ERR_SPAWN, "the %d spawned process%s did not connect "
+                                             "within %g s", total, total == 1 ? "" : "es", t);
+        }
+        if (p)
+            plx_dyn_port_close(plx_dyn_port_find(p->name));
+        for (int i = 0; i < count; i++) {
+            free(sc[i].keys);
+            free(sc[i].vals);
+        }
+        free(sc);
     }
+    *intercomm = MPI_COMM_NULL;
+    plx_dyn.count = total;
+    rc = plx_dyn_meet(c, root, fd, 1, err, MPI_ERR_SPAWN, 0, fn, intercomm);
+    if (errcodes != MPI_ERRCODES_IGNORE) {
+        /* the children's number (or, after a failure, the number asked
+         * for) is known everywhere once the meeting is done */
+        for (int i = 0; i < plx_dyn.count; i++)
+            errcodes[i] = rc;
+    }
+out:
     plx_api_unlock();
     return rc;
 }
@@ -540,27 +678,27 @@ static int plx_dyn_no_spawn(const char *fn, MPI_Comm comm, int n, int *errcodes)
 int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
                     MPI_Comm *intercomm, int array_of_errcodes[])
 {
-    (void)command;
-    (void)argv;
-    (void)info;
-    (void)root;
-    if (intercomm)
-        *intercomm = MPI_COMM_NULL;
-    return plx_dyn_no_spawn("MPI_Comm_spawn", comm, maxprocs > 0 ? maxprocs : 0, array_of_errcodes);
+    char *cmds[1] = { (char *)command };
+    char **argvs[1] = { argv == MPI_ARGV_NULL ? NULL : argv };
+    int mp[1] = { maxprocs };
+    MPI_Info infos[1] = { info };
+    return plx_dyn_spawn("MPI_Comm_spawn", 1, cmds, argvs, mp, infos, root, comm, intercomm, array_of_errcodes);
 }
 
 int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
                              const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
                              MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
-    (void)array_of_commands;
-    (void)array_of_argv;
-    (void)array_of_info;
-    (void)root;
-    int n = 0;
-    for (int i = 0; array_of_maxprocs && i < count; i++)
-        n += array_of_maxprocs[i] > 0 ? array_of_maxprocs[i] : 0;
-    if (intercomm)
-        *intercomm = MPI_COMM_NULL;
-    return plx_dyn_no_spawn("MPI_Comm_spawn_multiple", comm, n, array_of_errcodes);
+    static const char fn[] = "MPI_Comm_spawn_multiple";
+    if (count <= 0) {
+        plx_api_lock();
+        struct plx_comm *c;
+        int rc = plx_api_intracomm(comm, &c, fn);
+        if (rc == MPI_SUCCESS)
+            rc = plx_api_err(c, fn, MPI_ERR_ARG, "argument 'count' is %d; it must be positive", count);
+        plx_api_unlock();
+        return rc;
+    }
+    return plx_dyn_spawn(fn, count, array_of_commands, array_of_argv == MPI_ARGVS_NULL ? NULL : array_of_argv,
+                         array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 }

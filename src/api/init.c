@@ -41,6 +41,7 @@ static int plx_init_common(int *argc, char ***argv, int required, int *provided,
                 plx_rt.world_rank);
         plx_pm_abort(1, "MPI_Init failed");
     }
+    plx_dyn_init_parent();      /* a spawned process: connect to the parents */
     return MPI_SUCCESS;
 }
 

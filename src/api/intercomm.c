@@ -16,6 +16,7 @@
 #include "api/api.h"
 #include "api/intercomm.h"
 #include "coll/coll.h"
+#include "core/runtime.h"
 
 #pragma weak MPI_Intercomm_create = PMPI_Intercomm_create
 #pragma weak MPI_Intercomm_merge = PMPI_Intercomm_merge
@@ -38,11 +39,21 @@ static plx_status_t plx_ic_swap_group(struct plx_bridge *b, const struct plx_gro
     plx_status_t st = plx_bridge_exchange(b, &n, sizeof n, &rn, sizeof rn);
     if (st != PLX_OK)
         return st;
+    /* as (job, world rank): lpids are per process once other jobs joined */
+    uint64_t *gm = plx_malloc(((size_t)n + 1) * 2 * sizeof(uint64_t));
+    uint64_t *gt = plx_malloc(((size_t)rn + 1) * 2 * sizeof(uint64_t));
     int *lp = plx_malloc(((size_t)rn + 1) * sizeof(int));
-    st = plx_bridge_exchange(b, mine->lpids, (size_t)n * sizeof(int), lp, (size_t)rn * sizeof(int));
+    for (int i = 0; i < n; i++)
+        plx_proc_gid(mine->lpids[i], gm + 2 * i);
+    st = plx_bridge_exchange(b, gm, (size_t)n * 2 * sizeof(uint64_t), gt, (size_t)rn * 2 * sizeof(uint64_t));
+    for (int i = 0; st == PLX_OK && i < rn; i++)
+        if ((lp[i] = plx_procs_find(gt + 2 * i)) < 0)
+            st = PLX_ERR_ARG;   /* a process this one was never connected to */
     if (st == PLX_OK && !(*theirs_p = plx_group_new(rn, lp)))
         st = PLX_ERR_NOMEM;
     free(lp);
+    free(gm);
+    free(gt);
     return st;
 }
 
@@ -125,13 +136,20 @@ out:
 int plx_intercomm_build(struct plx_comm *c, struct plx_bridge *b, const char *fn, MPI_Comm *newcomm)
 {
     struct plx_group *rg = NULL;
+    plx_status_t st = plx_ic_swap_group(b, c->group, &rg);
+    if (st != PLX_OK)
+        return plx_ic_status_err(c, fn, st, "exchanging the groups");
+    int rc = plx_intercomm_build_with(c, b, rg, fn, newcomm);
+    plx_group_release(rg);
+    return rc;
+}
+
+int plx_intercomm_build_with(struct plx_comm *c, struct plx_bridge *b, struct plx_group *rg, const char *fn,
+                             MPI_Comm *newcomm)
+{
     struct plx_comm *ic;
     int rc = MPI_SUCCESS, ids[2];
-    plx_status_t st = plx_ic_swap_group(b, c->group, &rg);
-    if (st != PLX_OK) {
-        rc = plx_ic_status_err(c, fn, st, "exchanging the groups");
-        goto out;
-    }
+    plx_status_t st;
     for (int i = 0; i < rg->size; i++)
         if (plx_group_rank_of_lpid(c->group, rg->lpids[i]) != MPI_UNDEFINED) {
             rc = plx_api_err(c, fn, MPI_ERR_COMM,
@@ -147,7 +165,6 @@ int plx_intercomm_build(struct plx_comm *c, struct plx_bridge *b, const char *fn
     if ((ic = plx_ic_make(c, c->group, rg, ids, fn, &rc)))
         *newcomm = ic->obj.handle;
 out:
-    plx_group_release(rg);
     return rc;
 }
 
@@ -186,7 +203,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     /* the side that passed high = false comes first; with the same value
      * on both, the side whose leader has the lower world rank (the leaders'
      * values count: the standard asks all of a side to pass the same) */
-    int first = mine != theirs ? !mine : c->group->lpids[0] < c->remote_group->lpids[0];
+    int first = mine != theirs ? !mine : plx_proc_before(c->group->lpids[0], c->remote_group->lpids[0]);
     g = first ? plx_group_union(c->group, c->remote_group) : plx_group_union(c->remote_group, c->group);
     if ((nc = plx_comm_new(c, g, ids[0])))
         *newintracomm = nc->obj.handle;

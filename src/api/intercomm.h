@@ -22,5 +22,8 @@ int plx_intercomm_create(struct plx_comm *c, struct plx_group *g, MPI_Comm *newc
  * (b): the groups are swapped (they must be disjoint), a context agreed, the
  * intercommunicator made. Collective over c (the local side). */
 int plx_intercomm_build(struct plx_comm *c, struct plx_bridge *b, const char *fn, MPI_Comm *newcomm);
+/* The same with the remote group already known (rg: lpids of this process). */
+int plx_intercomm_build_with(struct plx_comm *c, struct plx_bridge *b, struct plx_group *rg, const char *fn,
+                             MPI_Comm *newcomm);
 
 #endif

@@ -43,12 +43,8 @@ struct plx_comm *plx_comm_new_inter(struct plx_comm *parent, struct plx_group *l
 
 void plx_bridge_of(struct plx_comm *inter, struct plx_bridge *b)
 {
-    b->local = inter->local_comm;
-    b->leader = 0;
-    b->peer = inter;
-    b->remote_leader = 0;
-    b->ctx = inter->context_id + 1;
-    b->tag = PLX_COLL_TAG_DEFAULT;
+    *b = (struct plx_bridge){ .local = inter->local_comm, .leader = 0, .peer = inter, .remote_leader = 0,
+                              .ctx = inter->context_id + 1, .tag = PLX_COLL_TAG_DEFAULT };
 }
 
 plx_status_t plx_bridge_exchange(struct plx_bridge *b, const void *sbuf, size_t sn, void *rbuf, size_t rn)
@@ -58,7 +54,8 @@ plx_status_t plx_bridge_exchange(struct plx_bridge *b, const void *sbuf, size_t 
     uint64_t *msg = plx_calloc(words + 1, sizeof(uint64_t));
     plx_status_t st = PLX_OK;
     if (leader) {
-        st = plx_coll_sendrecv(sbuf, sn, msg, rn, b->remote_leader, b->peer, b->ctx, b->tag);
+        st = b->xchg ? b->xchg(b->xarg, sbuf, sn, msg, rn)
+                     : plx_coll_sendrecv(sbuf, sn, msg, rn, b->remote_leader, b->peer, b->ctx, b->tag);
         /* passed on even after a failure, with the failure in the last
          * word, so that no member waits for a broadcast that never comes */
         msg[words] = (uint64_t)(int64_t)st;

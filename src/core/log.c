@@ -73,6 +73,14 @@ void *plx_calloc(size_t n, size_t m)
     return p;
 }
 
+void *plx_realloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (plx_unlikely(!q))
+        plx_fatal("out of memory reallocating %zu bytes", n);
+    return q;
+}
+
 char *plx_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;

@@ -184,6 +184,10 @@ struct plx_bridge {
     int remote_leader;
     int ctx;
     int tag;
+    /* Optional: the leaders swap their bytes through this instead of over
+     * peer (processes of two jobs meeting over a socket: api/dynamic.c). */
+    plx_status_t (*xchg)(void *arg, const void *sbuf, size_t sn, void *rbuf, size_t rn);
+    void *xarg;
 };
 /* Collective over both sides: the leaders swap sbuf (sn bytes) for rn bytes
  * into rbuf, which every member of local then receives. */

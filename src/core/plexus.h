@@ -53,6 +53,7 @@ static inline void plx_list_remove(struct plx_list *e)
 
 void *plx_malloc(size_t n);
 void *plx_calloc(size_t n, size_t m);
+void *plx_realloc(void *p, size_t n);
 char *plx_strdup(const char *s);
 
 #endif

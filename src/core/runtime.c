@@ -106,17 +106,20 @@ static void plx_runtime_local_ranks(void)
             plx_procs.local_lpids[plx_procs.nlocal++] = r;
         }
     }
+void plx_runtime_node_name(char *node, size_t len)
+{
+    if (plx_config.node_name[0])
+        snprintf(node, len, "%s", plx_config.node_name);
+    else
+        snprintf(node, len, "%s", plx_rt.hostname);
+    plx_sanitize(node);
 }
 
 static plx_status_t plx_runtime_exchange_cards(void)
 {
     char key[PLX_PM_MAX_KEY], val[PLX_PM_MAX_VAL];
     char node[256];
-    if (plx_config.node_name[0])
-        snprintf(node, sizeof node, "%s", plx_config.node_name);
-    else
-        snprintf(node, sizeof node, "%s", plx_rt.hostname);
-    plx_sanitize(node);
+    plx_runtime_node_name(node, sizeof node);
     snprintf(key, sizeof key, "c%d", plx_procs.my_lpid);
     snprintf(val, sizeof val, "%.255s,%d", node, (int)getpid());
     plx_status_t st = plx_pm_put(key, val);
@@ -153,6 +156,7 @@ static plx_status_t plx_runtime_exchange_cards(void)
         *comma = 0;
         snprintf(names[r], 256, "%.255s", val);
         plx_procs.p[r].pid = (pid_t)atoi(comma + 1);
+        plx_procs.p[r].wrank = r;
         int id = -1;
         for (int k = 0; k < nnodes; k++)
             if (!strcmp(names[node_first[k]], names[r]))
@@ -191,6 +195,8 @@ plx_status_t plx_runtime_init(int *argc, char ***argv, int required, int *provid
     snprintf(plx_procs.kvsname, sizeof plx_procs.kvsname, "%s", pm.kvsname);
     plx_sanitize(plx_procs.kvsname);
     plx_runtime_test_point("pm");
+    plx_procs.ntotal = plx_procs.n;
+    plx_procs.my_job_key = plx_job_key(plx_procs.kvsname);
 
     /* the asynchronous progress thread polls beside the application's
      * threads: the library's thread-safe paths must be on */
@@ -249,7 +255,10 @@ plx_status_t plx_runtime_finalize(void)
     plx_route_finalize();
     plx_progress_finalize();
     plx_pm_finalize();
+    for (int i = plx_procs.n; i < plx_procs.ntotal; i++)
+        free(plx_procs.p[i].card);
     free(plx_procs.p);
     free(plx_procs.local_lpids);
+    free(plx_procs.jobs);
     return st;
 }

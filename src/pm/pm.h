@@ -72,4 +72,19 @@ plx_status_t plx_pm_publish(const char *service, const char *port);
 plx_status_t plx_pm_lookup(const char *service, char *port, size_t len);
 plx_status_t plx_pm_unpublish(const char *service);
 
+/* MPI_Comm_spawn(_multiple) through the launcher: starts a new job of the
+ * commands' processes (one MPI_COMM_WORLD; appnum = index of the command),
+ * whose processes find parent_port in $PLEXUS_PARENT_PORT. PLX_OK once the
+ * launcher has started it; PLX_ERR_UNSUPPORTED when the launcher cannot
+ * spawn; otherwise an error with the launcher's reason in err. */
+struct plx_pm_spawn_cmd {
+    const char *cmd;
+    char **argv;                /* NULL-terminated, may be NULL */
+    int maxprocs;
+    int ninfo;
+    const char **keys, **vals;  /* the MPI_Info of the command */
+};
+plx_status_t plx_pm_spawn(int count, const struct plx_pm_spawn_cmd *cmds, const char *parent_port, char *err,
+                          size_t errlen);
+
 #endif

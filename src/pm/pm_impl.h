@@ -20,6 +20,9 @@ struct plx_pm_ops {
     plx_status_t (*publish)(const char *service, const char *port);
     plx_status_t (*lookup)(const char *service, char *port, size_t len);
     plx_status_t (*unpublish)(const char *service);
+    /* pm.h's spawn; NULL: this launcher cannot */
+    plx_status_t (*spawn)(int count, const struct plx_pm_spawn_cmd *cmds, const char *parent_port, char *err,
+                          size_t errlen);
 };
 
 /* Each init fills info_p and returns its table in *ops_p. */

@@ -599,6 +599,51 @@ static plx_status_t plx_pmi1_unpublish(const char *service)
     return plx_pmi1_name("unpublish", service, NULL, NULL, 0);
 }
 
+/* ---- spawn ---------------------------------------------------------------------- */
+
+/* MPICH's PMI-1 form: one "mcmd=spawn" block of key=value lines (a value
+ * runs to the end of its line) per command, answered once after the last
+ * by cmd=spawn_result; our mpiexec's msg= runs to the end of the line. */
+static plx_status_t plx_pmi1_spawn(int count, const struct plx_pm_spawn_cmd *cmds, const char *parent_port,
+                                   char *err, size_t errlen)
+{
+    plx_status_t st = PLX_OK;
+    for (int i = 0; i < count && st == PLX_OK; i++) {
+        const struct plx_pm_spawn_cmd *c = &cmds[i];
+        int argc = 0;
+        while (c->argv && c->argv[argc])
+            argc++;
+        for (int a = 0; a < argc; a++)
+            if (strchr(c->argv[a], '\n')) {
+                snprintf(err, errlen, "argument %d of command %d holds a line end, which PMI cannot carry", a, i);
+                return PLX_ERR_ARG;
+            }
+        st = plx_pmi1_send("mcmd=spawn\nnprocs=%d\nexecname=%s\ntotspawns=%d\nspawnssofar=%d\nargcnt=%d\n",
+                           c->maxprocs, c->cmd, count, i + 1, argc);
+        for (int a = 0; a < argc && st == PLX_OK; a++)
+            st = plx_pmi1_send("arg%d=%s\n", a + 1, c->argv[a]);
+        if (st == PLX_OK)
+            st = plx_pmi1_send("preput_num=1\npreput_key_0=PARENT_ROOT_PORT_NAME\npreput_val_0=%s\ninfo_num=%d\n",
+                               parent_port, c->ninfo);
+        for (int k = 0; k < c->ninfo && st == PLX_OK; k++)
+            st = plx_pmi1_send("info_key_%d=%s\ninfo_val_%d=%s\n", k, c->keys[k], k, c->vals[k]);
+        if (st == PLX_OK)
+            st = plx_pmi1_send("endcmd\n");
+    }
+    if (st != PLX_OK)
+        return st;
+    char line[PLX_PMI1_LINE_MAX];
+    int rc = 0;
+    st = plx_pmi1_reply("spawn_result", line, sizeof line, &rc);
+    if (st == PLX_OK)
+        return PLX_OK;
+    const char *m = strstr(line, "msg=");
+    if (rc != 0 && m && strstr(m, "not_supported"))
+        return PLX_ERR_UNSUPPORTED;         /* an mpiexec without spawn (Hydra answers otherwise) */
+    snprintf(err, errlen, "%s", m ? m + 4 : "the launcher refused it");
+    return rc != 0 ? PLX_ERR_ARG : st;
+}
+
 static const struct plx_pm_ops plx_pmi1_ops = {
     .name = "PMI-1",
     .put = plx_pmi1_put,
@@ -609,6 +654,7 @@ static const struct plx_pm_ops plx_pmi1_ops = {
     .publish = plx_pmi1_publish,
     .lookup = plx_pmi1_lookup,
     .unpublish = plx_pmi1_unpublish,
+    .spawn = plx_pmi1_spawn,
 };
 
 /* The singleton is this file's too: the same private table, no wire. */

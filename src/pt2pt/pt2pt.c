@@ -36,6 +36,17 @@ plx_status_t plx_pt2pt_init(void)
     return PLX_OK;
 }
 
+/* Processes of other jobs were added (route.c): lpids up to ntotal - 1. */
+plx_status_t plx_pt2pt_add_peers(int ntotal)
+{
+    if (ntotal > plx_p2p.npeers) {
+        plx_p2p.peers = plx_realloc(plx_p2p.peers, (size_t)ntotal * sizeof *plx_p2p.peers);
+        memset(plx_p2p.peers + plx_p2p.npeers, 0, (size_t)(ntotal - plx_p2p.npeers) * sizeof *plx_p2p.peers);
+        plx_p2p.npeers = ntotal;
+    }
+    return PLX_OK;
+}
+
 /* PLEXUS_STATS=1: one line per peer and channel this rank exchanged
  * messages with (route.c prints them). */
 static void plx_pt2pt_print_stats(void)

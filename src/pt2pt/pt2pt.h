@@ -42,6 +42,8 @@ void plx_pt2pt_finalize(void);
  * lpid (route.h's PLX_ST_*; zeros and 0 when this rank has not talked to
  * it). Caller holds the lock. */
 int plx_pt2pt_chan_stats(int lpid, int ifc_id, uint64_t out[5]);
+/* lpids now up to ntotal - 1 (processes of other jobs; called by the router) */
+plx_status_t plx_pt2pt_add_peers(int ntotal);
 
 /* Fast path of a blocking standard-mode send of contiguous data: sends it
  * eagerly right now if nothing is queued to the peer, the size is eager and

@@ -1149,6 +1149,59 @@ plx_status_t plx_route_init(void)
     return PLX_OK;
 }
 
+/* --- processes of other jobs, added at run time --------------------------------------- */
+
+plx_status_t plx_route_cards(char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < plx_route.nlist; i++) {
+        const struct plx_tp_component *c = plx_route.list[i];
+        char card[1200];
+        if (!c->card || !c->add_peers || !plx_route_enabled(c->name) || c->card(card, sizeof card) != 0)
+            continue;
+        int w = snprintf(buf + off, len - off, "%s%s=%s", off ? ";" : "", c->name, card);
+        if (w < 0 || (size_t)w >= len - off)
+            return PLX_ERR_NOSPACE;
+        off += (size_t)w;
+    }
+    return off ? PLX_OK : PLX_ERR_UNSUPPORTED;
+}
+
+plx_status_t plx_route_add_peers(int ntotal)
+{
+    if (ntotal > plx_route.npeers) {
+        plx_route.peers = plx_realloc(plx_route.peers, (size_t)ntotal * sizeof *plx_route.peers);
+        memset(plx_route.peers + plx_route.npeers, 0, (size_t)(ntotal - plx_route.npeers) * sizeof *plx_route.peers);
+        plx_route.npeers = ntotal;
+    }
+    for (size_t i = 0; i < plx_route.nlist; i++) {
+        const struct plx_tp_component *c = plx_route.list[i];
+        if (!c->add_peers || !plx_route_enabled(c->name) || plx_route.singleton)
+            continue;
+        plx_status_t st = c->add_peers(ntotal);
+        if (st != PLX_OK)
+            return st;
+        int open = 0;
+        for (int k = 0; k < plx_route.ncomp; k++)
+            open |= plx_route.comp[k] == c;
+        if (open || plx_route.ncomp >= 8)
+            continue;
+        /* not needed at MPI_Init (one node): open it now for the new peers */
+        int n = 0;
+        const struct plx_tp_upcalls *up = (c->flags & PLX_TP_FATE_SHARED) ? &plx_route.direct : &plx_route.routed;
+        st = c->open(up, 1, plx_route_ifaces + plx_route_nifaces, PLX_ROUTE_MAX_IFACES - plx_route_nifaces, &n);
+        if (st != PLX_OK)
+            return st;
+        for (int k = 0; k < n; k++)
+            plx_route_ifaces[plx_route_nifaces + k]->id = plx_route_nifaces + k;
+        plx_route_nifaces += n;
+        if (n)
+            plx_route.comp[plx_route.ncomp++] = c;
+    }
+    return plx_pt2pt_add_peers(ntotal);
+}
+
 void plx_route_finalize(void)
 {
     for (int i = 0; i < plx_route.ncomp; i++)

@@ -74,6 +74,11 @@ plx_status_t plx_route_init_early(int singleton);
  * from pt2pt's handlers, and checks that every rank is reached. */
 plx_status_t plx_route_init(void);
 void plx_route_finalize(void);
+/* Processes of other jobs (core/dynprocs.c): the cards of the components
+ * that can reach them ("tcp=<card>", ';'-separated), and lpids now up to
+ * ntotal - 1 (opens such a component if it was not needed at MPI_Init). */
+plx_status_t plx_route_cards(char *buf, size_t len);
+plx_status_t plx_route_add_peers(int ntotal);
 /* Unit tests: open these components instead of the built-in ones. */
 void plx_route_use_components(const struct plx_tp_component *const *list, int n);
 

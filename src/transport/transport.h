@@ -253,6 +253,14 @@ struct plx_tp_component {
     /* Optional: 1 when a process it reaches last ran on our CPU. */
     int (*cpu_shared)(void);
     void (*finalize)(void);
+    /* Processes of other jobs (spawn, connect/accept, join), optional; a
+     * component with both reaches them. card: this process's card for them
+     * (no spaces; whether open or not), 0 or -1. add_peers: lpids now go up
+     * to ntotal - 1 (plx_procs_comp_card gives the new ones' cards); called
+     * on an open component, and also makes one that was opened with
+     * `needed` 0 ready for open(needed 1), which the router then calls. */
+    int (*card)(char *buf, size_t len);
+    plx_status_t (*add_peers)(int ntotal);
 };
 
 #endif

@@ -161,7 +161,7 @@ static void fz_job_reset(void)
         .kvsname = "plexus-27367-4e26ffa7", .process_mapping = "(vector,(0,2,2))",
         .job_secret = FZ_SECRET,
     };
-    static const struct plx_pmisrv_ops ops = {fz_pmi_send, fz_pmi_abort, fz_pmi_error};
+    static const struct plx_pmisrv_ops ops = {fz_pmi_send, fz_pmi_abort, fz_pmi_error, NULL};
     m->pmi = plx_pmisrv_create(&cfg, &ops, NULL);
     if (!m->pmi)
         abort();

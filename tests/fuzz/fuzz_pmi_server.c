@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .process_mapping = "(vector,(0,2,2))",
         .job_secret = "0123456789abcdef0123456789abcdef",
     };
-    const struct plx_pmisrv_ops ops = {fz_send, fz_abort, fz_error};
+    const struct plx_pmisrv_ops ops = {fz_send, fz_abort, fz_error, NULL};
     struct plx_pmisrv *srv = plx_pmisrv_create(&cfg, &ops, NULL);
     if (!srv)
         return 0;

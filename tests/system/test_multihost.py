@@ -1156,3 +1156,33 @@ def test_io_across_hosts(mpiexec, tcp_transport, io_progs, test_hosts, marker, l
     job = launch(hosts_job(c, mpiexec, ["-n", str(np_), io_progs[name], marker]), timeout=240)
     assert job.proc.returncode == 0, job.stdout + job.stderr
     assert "%s: " % name in job.stdout and "checks passed (np=%d)" % np_ in job.stdout, job.stdout
+
+
+# ---- MPI_Comm_spawn onto another host (issue 16) ---------------------------------------------
+
+@pytest.fixture(scope="session")
+def spawn_host(build_dir, request):
+    """progs/spawn_host.c built against libmpi."""
+    path = os.path.join(build_dir, "tests", "system", "spawn_host")
+    if not os.access(path, os.X_OK):
+        msg = "%s was not built (cmake --build %s --target systest_spawn_host)" % (path, build_dir)
+        if request.config.getoption("--require-mpi-progs"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path
+
+
+def test_spawn_with_host_key_runs_children_there(mpiexec, spawn_host, test_hosts, marker, launch,
+                                                 tcp_transport):
+    """The parent runs on the first host; MPI_Comm_spawn with info "host" = the
+    second starts the children there (a spawned job's mpiexec starts its proxy
+    with the same launcher); they reach the parent over TCP between the hosts."""
+    c = test_hosts(2)
+    h1, h2 = c.hosts
+    job = launch(hosts_job(c, mpiexec, ["-n", "1", spawn_host, h2, "2", marker], hosts=[h1]),
+                 timeout=90)
+    assert job.proc.returncode == 0, job.stdout + job.stderr
+    assert "spawn-host ok (parent on %s)" % h1 in job.stdout, job.stdout
+    assert sorted(l for l in lines(job.stdout) if l.startswith("child ")) == \
+        ["child 0 on %s" % h2, "child 1 on %s" % h2], job.stdout
+

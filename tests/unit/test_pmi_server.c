@@ -35,7 +35,7 @@ int main(void)
 {
     static const int appnum[2] = {0, 0};
     const struct plx_pmisrv_cfg cfg = {.size = 2, .universe_size = 2, .appnum = appnum, .kvsname = "kvs"};
-    const struct plx_pmisrv_ops ops = {t_send, t_abort, t_error};
+    const struct plx_pmisrv_ops ops = {t_send, t_abort, t_error, NULL};
     struct plx_pmisrv *srv = plx_pmisrv_create(&cfg, &ops, NULL);
     T_CHECK(srv != NULL, "create");
 

@@ -75,8 +75,10 @@ void plx_mpiexec_msg(const char *fmt, ...)
         return;
     if ((size_t)n >= sizeof(buf))
         n = sizeof(buf) - 1;
+    if (!plx_mpiexec.first_msg[0])
+        snprintf(plx_mpiexec.first_msg, sizeof plx_mpiexec.first_msg, "%.*s", n, buf);
     /* One write per message so it is never torn by rank output. */
-    dprintf(2, "mpiexec: %.*s\n", n, buf);
+    dprintf(2, "mpiexec%s: %.*s\n", plx_mpiexec.report_port ? " (spawned job)" : "", n, buf);
 }
 
 _Noreturn void plx_mpiexec_usage_error(const char *fmt, ...)
@@ -145,6 +147,9 @@ static void plx_mpiexec_help(void)
 "                        the job is killed and mpiexec exits with 124\n"
 "                        (default: $MPIEXEC_TIMEOUT, else no limit)\n"
 "  -v, --verbose         say which addresses and launch commands are used\n"
+"  -usize N              MPI_UNIVERSE_SIZE: at most N processes at a time, this\n"
+"                        job's and those it spawns (default: the job's size,\n"
+"                        and MPI_Comm_spawn is not limited)\n"
 "  -h, --help            show this help\n"
 "  --version             show the version\n"
 "Options take one or two dashes; a one-value option also takes --opt=value.\n"
@@ -369,6 +374,16 @@ static void plx_mpiexec_parse(int argc, char **argv)
                     plx_mpiexec_usage_error("--host-timeout needs a number of seconds (at least "
                                             "0.1), got '%s'", v);
                 m->host_timeout = t;
+            } else if (plx_mpiexec_opt(a, "usize", &inl) || plx_mpiexec_opt(a, "universe-size", &inl)) {
+                v = plx_mpiexec_optval(argc, argv, &i, inl, a);
+                errno = 0;
+                long n = strtol(v, &end, 10);
+                if (errno != 0 || end == v || *end != '\0' || n < 1 || n > PLX_MPIEXEC_MAX_PROCS)
+                    plx_mpiexec_usage_error("%s needs a number of processes between 1 and %d, got '%s'", a,
+                                            PLX_MPIEXEC_MAX_PROCS, v);
+                m->usize = (int)n;
+            } else if (plx_mpiexec_opt(a, "spawn-report", &inl)) {
+                m->report_port = plx_mpiexec_optval(argc, argv, &i, inl, a);
             } else if (plx_mpiexec_opt(a, "proxy", &inl)) {
                 m->proxy_path = plx_mpiexec_optval(argc, argv, &i, inl, a);
             } else if ((plx_mpiexec_opt(a, "v", &inl) || plx_mpiexec_opt(a, "verbose", &inl))
@@ -451,6 +466,8 @@ static void plx_mpiexec_parse(int argc, char **argv)
         plx_mpiexec_usage_error("%ld processes is more than this mpiexec supports (%d)", total,
                                 PLX_MPIEXEC_MAX_PROCS);
     m->size = (int)total;
+    if (m->usize > 0 && m->usize < m->size)
+        plx_mpiexec_usage_error("-usize %d is less than the job's %d processes", m->usize, m->size);
 }
 
 /* ---- job control ------------------------------------------------------------- */
@@ -461,6 +478,9 @@ void plx_mpiexec_kill_all(int sig)
         plx_spawn_signal(&plx_mpiexec.ranks[r].proc, sig, 1);
     if (plx_mpiexec.multi)
         plx_mpiexec_remote_signal(sig, 1);
+    /* spawned jobs end on their own after a normal end (not the "leftovers" SIGKILL) */
+    if (sig != SIGKILL || plx_mpiexec.phase != PLX_MPIEXEC_RUNNING)
+        plx_subjob_signal(sig);
 }
 
 const char *plx_mpiexec_rank_name(int rank, char *buf, size_t len)
@@ -749,6 +769,7 @@ static void plx_mpiexec_signals_read(void)
     plx_mpiexec_check_children();
     if (plx_mpiexec.multi)
         plx_mpiexec_remote_check_children(plx_mpiexec_now());
+    plx_subjob_check();
 }
 
 /* ---- stdin forwarding ---------------------------------------------------------------- */
@@ -881,6 +902,7 @@ static void plx_mpiexec_setup_job(void)
         .send = plx_mpiexec_pmi_send,
         .abort = plx_mpiexec_pmi_abort,
         .error = plx_mpiexec_pmi_error,
+        .spawn = plx_subjob_spawn,
     };
     char mapping[4096];
     int *appnum, r = 0;
@@ -921,7 +943,7 @@ static void plx_mpiexec_setup_job(void)
     int have_secret = plx_wire_secret_make(m->job_secret) == 0;
     struct plx_pmisrv_cfg cfg = {
         .size = m->size,
-        .universe_size = m->size,
+        .universe_size = m->usize > 0 ? m->usize : m->size,
         .appnum = appnum,
         .kvsname = m->kvsname,
         .process_mapping = map,
@@ -1146,7 +1168,8 @@ static void plx_mpiexec_loop(void)
         double next = plx_mpiexec_deadlines(now);
         size_t n = 0;
 
-        if (m->nexited == m->size && (!plx_mpiexec_output_open() || now >= m->drain_until))
+        if (m->nexited == m->size && plx_subjob_live() == 0 &&
+            (!plx_mpiexec_output_open() || now >= m->drain_until))
             break;
         plx_mpiexec_watch(pfd, ref, &n, m->sigfd, POLLIN, PLX_FD_SIGNAL, -1);
         if (m->in_open && m->in_pipe >= 0 && m->in_len == 0)
@@ -1274,5 +1297,5 @@ int main(int argc, char **argv)
     code = m->have_code ? m->code : 0;
     if (code != 0 && (code & 0xff) == 0)
         code = 1;                   /* exit(256) would read as success */
-    return code & 0xff;
+    return plx_subjob_report(code & 0xff);
 }

@@ -100,6 +100,14 @@ struct plx_pending {
     char peer[80];
 };
 
+/* A job this mpiexec started for MPI_Comm_spawn (subjob.c). */
+struct plx_subjob {
+    pid_t pid;                  /* its mpiexec */
+    int nprocs;
+    int exited;
+    char what[256];
+};
+
 struct plx_mpiexec {
     /* command line */
     int tag;
@@ -116,6 +124,8 @@ struct plx_mpiexec {
     const char *proxy_path;
     double host_timeout;
     int verbose;
+    int usize;                      /* -usize: MPI_UNIVERSE_SIZE, enforced for spawn; 0: the job's size */
+    const char *report_port;        /* --spawn-report: a spawned job's parents (subjob.c) */
 
     /* the job */
     int size;
@@ -146,6 +156,12 @@ struct plx_mpiexec {
     int in_pipe;                /* write end of rank 0's stdin, -1: closed */
     size_t in_len, in_off;
     char in_buf[65536];
+
+    /* jobs started for MPI_Comm_spawn (subjob.c) */
+    struct plx_subjob *subjobs;
+    int nsubjobs;
+    int spawned_live;           /* their processes, while they run */
+    char first_msg[512];        /* the first thing this mpiexec said (a spawned job's failure) */
 
     /* how the job is going */
     enum plx_mpiexec_phase phase;
@@ -178,6 +194,16 @@ int plx_mpiexec_exec_status(int err);
 /* "rank 3 (pid 4242)" or "rank 3 (pid 4242 on host n2)" */
 const char *plx_mpiexec_rank_name(int rank, char *buf, size_t len);
 double plx_mpiexec_min_deadline(double a, double b);
+
+/* subjob.c */
+struct plx_pmisrv_spawn;
+int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char *err, size_t errlen);
+void plx_subjob_check(void);        /* SIGCHLD */
+int plx_subjob_live(void);
+void plx_subjob_signal(int sig);
+/* At the end of a spawned job's mpiexec: tells the parents why it failed
+ * when they still wait; the exit status to use. */
+int plx_subjob_report(int code);
 
 /* remote.c */
 void plx_mpiexec_remote_place(void);        /* before the PMI server exists */

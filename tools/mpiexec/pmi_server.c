@@ -37,6 +37,8 @@ struct plx_pmisrv_conn {
     int in_mcmd;                /* inside a multi-line mcmd=... until endcmd */
     int broken;                 /* protocol error reported: ignore further input */
     int warned;                 /* warnings printed about this rank's commands */
+    struct plx_pmisrv_spawn *spawn;     /* spawn request being collected */
+    int spawn_total;            /* totspawns of it */
     char *buf;                  /* partial line */
     size_t len, cap;
 };
@@ -397,6 +399,141 @@ static int plx_pmisrv_split(char *line, struct plx_pmisrv_field *f, int max)
     return n;
 }
 
+/* ---- spawn ------------------------------------------------------------------ */
+
+static void plx_pmisrv_spawn_free(struct plx_pmisrv_spawn *s)
+{
+    if (s == NULL)
+        return;
+    for (int i = 0; i < s->count; i++) {
+        struct plx_pmisrv_spawn_cmd *c = &s->cmds[i];
+        free(c->execname);
+        for (int a = 0; a < c->argc; a++)
+            free(c->argv[a]);
+        free(c->argv);
+        for (int k = 0; k < c->ninfo; k++) {
+            free(c->ikeys[k]);
+            free(c->ivals[k]);
+        }
+        free(c->ikeys);
+        free(c->ivals);
+    }
+    free(s->cmds);
+    free(s->parent_port);
+    free(s);
+}
+
+static char *plx_pmisrv_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* Index of "prefix<N>" in key, or -1 (N below max). */
+static int plx_pmisrv_indexed(const char *key, const char *prefix, int max)
+{
+    size_t pl = strlen(prefix);
+    if (strncmp(key, prefix, pl) != 0 || !key[pl])
+        return -1;
+    char *end;
+    long i = strtol(key + pl, &end, 10);
+    return *end || i < 0 || i >= max ? -1 : (int)i;
+}
+
+/* One "key=value" line of an mcmd=spawn block (the value runs to the end). */
+static int plx_pmisrv_spawn_line(struct plx_pmisrv_conn *c, char *line)
+{
+    struct plx_pmisrv_spawn *s = c->spawn;
+    char *eq = strchr(line, '=');
+    if (!eq)
+        return -1;
+    *eq = 0;
+    const char *k = line, *v = eq + 1;
+    struct plx_pmisrv_spawn_cmd *cmd = s->count ? &s->cmds[s->count - 1] : NULL;
+    int i;
+    if (!strcmp(k, "spawnssofar") || !strcmp(k, "totspawns")) {
+        int n = atoi(v);
+        if (n < 1 || n > 4096)
+            return -1;
+        if (!strcmp(k, "totspawns"))
+            c->spawn_total = n;
+        return 0;
+    }
+    if (!cmd)
+        return -1;
+    if (!strcmp(k, "nprocs")) {
+        cmd->nprocs = atoi(v);
+    } else if (!strcmp(k, "execname")) {
+        free(cmd->execname);
+        cmd->execname = plx_pmisrv_strdup(v);
+    } else if (!strcmp(k, "argcnt")) {
+        int n = atoi(v);
+        if (n < 0 || n > 4096 || cmd->argv)
+            return -1;
+        cmd->argc = n;
+        cmd->argv = calloc((size_t)n + 1, sizeof(char *));
+    } else if ((i = plx_pmisrv_indexed(k, "arg", cmd->argc + 1)) >= 1) {
+        free(cmd->argv[i - 1]);
+        cmd->argv[i - 1] = plx_pmisrv_strdup(v);
+    } else if (!strcmp(k, "info_num")) {
+        int n = atoi(v);
+        if (n < 0 || n > 1024 || cmd->ikeys)
+            return -1;
+        cmd->ninfo = n;
+        cmd->ikeys = calloc((size_t)n + 1, sizeof(char *));
+        cmd->ivals = calloc((size_t)n + 1, sizeof(char *));
+    } else if ((i = plx_pmisrv_indexed(k, "info_key_", cmd->ninfo)) >= 0) {
+        free(cmd->ikeys[i]);
+        cmd->ikeys[i] = plx_pmisrv_strdup(v);
+    } else if ((i = plx_pmisrv_indexed(k, "info_val_", cmd->ninfo)) >= 0) {
+        free(cmd->ivals[i]);
+        cmd->ivals[i] = plx_pmisrv_strdup(v);
+    } else if (!strncmp(k, "preput_val_", 11)) {
+        free(s->parent_port);   /* the one preput we send: PARENT_ROOT_PORT_NAME */
+        s->parent_port = plx_pmisrv_strdup(v);
+    }
+    /* preput_num, preput_key_N and unknown keys: nothing to do */
+    return 0;
+}
+
+/* endcmd of a block: after the last, run the request and answer. */
+static void plx_pmisrv_spawn_end(struct plx_pmisrv *srv, int rank)
+{
+    struct plx_pmisrv_conn *c = &srv->conn[rank];
+    struct plx_pmisrv_spawn *s = c->spawn;
+    if (s->count < c->spawn_total)
+        return;                 /* more blocks follow */
+    c->spawn = NULL;
+    char err[1024] = "";
+    int ok = 1;
+    for (int i = 0; i < s->count && ok; i++) {
+        struct plx_pmisrv_spawn_cmd *cmd = &s->cmds[i];
+        ok = cmd->execname && cmd->nprocs > 0;
+        for (int a = 0; ok && a < cmd->argc; a++)
+            ok = cmd->argv[a] != NULL;
+        for (int k = 0; ok && k < cmd->ninfo; k++)
+            ok = cmd->ikeys[k] && cmd->ivals[k];
+    }
+    if (!ok) {
+        plx_pmisrv_reply(srv, rank, "cmd=spawn_result rc=-1 msg=incomplete spawn request (a command without "
+                         "execname or nprocs, or a missing argument or info entry)\n");
+    } else if (!srv->ops.spawn) {
+        plx_pmisrv_warn(srv, rank, "called MPI_Comm_spawn, which this mpiexec does not support", NULL);
+        plx_pmisrv_reply(srv, rank, "cmd=spawn_result rc=-1 msg=spawn_not_supported\n");
+    } else if (srv->ops.spawn(srv->ctx, rank, s, err, sizeof err) != 0) {
+        for (char *p = err; *p; p++)
+            if (*p == '\n')
+                *p = ' ';
+        plx_pmisrv_reply(srv, rank, "cmd=spawn_result rc=-1 msg=%.900s\n", err[0] ? err : "spawn failed");
+    } else {
+        plx_pmisrv_reply(srv, rank, "cmd=spawn_result rc=0\n");
+    }
+    plx_pmisrv_spawn_free(s);
+}
+
 static void plx_pmisrv_line(struct plx_pmisrv *srv, int rank, char *line)
 {
     struct plx_pmisrv_conn *c = &srv->conn[rank];
@@ -404,15 +541,35 @@ static void plx_pmisrv_line(struct plx_pmisrv *srv, int rank, char *line)
     const char *cmd;
     int n;
 
-    if (c->in_mcmd) {               /* skip the body of mcmd=spawn */
+    if (c->in_mcmd) {               /* the body of mcmd=spawn */
         if (strcmp(line, "endcmd") == 0) {
             c->in_mcmd = 0;
-            plx_pmisrv_warn(srv, rank, "called MPI_Comm_spawn, which this mpiexec does not support", NULL);
-            plx_pmisrv_reply(srv, rank, "cmd=spawn_result rc=-1 msg=spawn_not_supported\n");
+            plx_pmisrv_spawn_end(srv, rank);
+        } else if (plx_pmisrv_spawn_line(c, line) != 0) {
+            plx_pmisrv_spawn_free(c->spawn);
+            c->spawn = NULL;
+            c->in_mcmd = 0;
+            plx_pmisrv_fail(srv, rank, "sent a malformed spawn request");
         }
         return;
     }
     if (strncmp(line, "mcmd=", 5) == 0) {
+        if (strcmp(line + 5, "spawn") != 0) {
+            plx_pmisrv_fail(srv, rank, "sent an unknown multi-line command");
+            return;
+        }
+        if (!c->spawn) {
+            c->spawn = calloc(1, sizeof *c->spawn);
+            c->spawn_total = 1;
+        }
+        struct plx_pmisrv_spawn *s = c->spawn;
+        struct plx_pmisrv_spawn_cmd *nc = s ? realloc(s->cmds, (size_t)(s->count + 1) * sizeof *nc) : NULL;
+        if (!nc) {
+            plx_pmisrv_fail(srv, rank, "out of memory for a spawn request");
+            return;
+        }
+        s->cmds = nc;
+        memset(&s->cmds[s->count++], 0, sizeof *nc);
         c->in_mcmd = 1;
         return;
     }
@@ -517,8 +674,10 @@ void plx_pmisrv_destroy(struct plx_pmisrv *srv)
         free(nm->port);
         free(nm);
     }
-    for (int r = 0; r < srv->size; r++)
+    for (int r = 0; r < srv->size; r++) {
         free(srv->conn[r].buf);
+        plx_pmisrv_spawn_free(srv->conn[r].spawn);
+    }
     free(srv->conn);
     free(srv->appnum);
     free(srv);

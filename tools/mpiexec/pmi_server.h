@@ -33,6 +33,23 @@ enum plx_pmisrv_state {
     PLX_PMISRV_ABORTED,         /* sent cmd=abort */
 };
 
+/* A spawn request (MPI_Comm_spawn/_multiple): MPICH's PMI-1 "mcmd=spawn"
+ * blocks, one per command, collected until the last. */
+struct plx_pmisrv_spawn_cmd {
+    char *execname;
+    int nprocs;
+    int argc;
+    char **argv;                /* argc entries */
+    int ninfo;
+    char **ikeys, **ivals;
+};
+
+struct plx_pmisrv_spawn {
+    int count;
+    struct plx_pmisrv_spawn_cmd *cmds;
+    char *parent_port;          /* preput PARENT_ROOT_PORT_NAME, or NULL */
+};
+
 struct plx_pmisrv_ops {
     /* Deliver bytes to a rank; returns 0, or -1 when the rank is gone
      * (the server then ignores that rank's replies). */
@@ -41,6 +58,9 @@ struct plx_pmisrv_ops {
     void (*abort)(void *ctx, int rank, int code, const char *msg);
     /* rank broke the protocol so badly that the job cannot go on. */
     void (*error)(void *ctx, int rank, const char *what);
+    /* Optional: start the spawn request of rank; 0, or -1 with a reason in
+     * err (spaces allowed). NULL: "spawn_not_supported". */
+    int (*spawn)(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char *err, size_t errlen);
 };
 
 struct plx_pmisrv_cfg {

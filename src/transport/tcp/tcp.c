@@ -148,7 +148,7 @@ static int plx_tcp_self_deliver(void)
 static int plx_tcp_reaches(struct plx_tp_iface *ifc, int lpid)
 {
     struct plx_tcp_rail *r = plx_tcp_rail_of(ifc);
-    if (!plx_tcp.initialized || lpid < 0 || lpid >= plx_procs.n)
+    if (!plx_tcp.initialized || lpid < 0 || lpid >= plx_tcp.npeers)
         return 0;
     if (lpid == plx_procs.my_lpid)
         return r->index == 0;
@@ -158,7 +158,7 @@ static int plx_tcp_reaches(struct plx_tp_iface *ifc, int lpid)
     struct plx_iface_ip cand[2 + PLX_TCP_CARD_MAX_ADDRS];
     const struct plx_tcp_card *c = plx_tcp_peer_card(plx_tcp_peer_get(r, lpid), why, sizeof why);
     int ok = c && plx_tcp_rail_cands(r, lpid, c, cand) > 0;
-    if (!ok && !r->unreached_said && plx_procs.p[lpid].node_id != plx_procs.my_node) {
+    if (!ok && !r->unreached_said && !plx_proc_same_host(lpid)) {
         r->unreached_said = 1;  /* once per rail: a job of many ranks would repeat it for each */
         plx_debug(1, "tcp: rail %s (%s) reaches no address of rank %d (host %s)%s; it carries nothing to "
                   "such ranks", ifc->name, ifc->detail, lpid, c ? c->host : "unknown",
@@ -367,8 +367,8 @@ static void plx_tcp_drain_all(void)
     double end = plx_util_now() + PLX_TCP_FINALIZE_SECONDS;
     for (;;) {
         int pending = plx_tcp.naccepting;
-        for (int i = 0; i < plx_tcp_nrails_all() * plx_procs.n; i++) {
-            struct plx_tcp_peer *p = plx_tcp.rails[i / plx_procs.n].peers[i % plx_procs.n];
+        for (int i = 0; i < plx_tcp_nrails_all() * plx_tcp.npeers; i++) {
+            struct plx_tcp_peer *p = plx_tcp.rails[i / plx_tcp.npeers].peers[i % plx_tcp.npeers];
             if (!p)
                 continue;
             if (p->state == PLX_TCP_P_CONNECTING || p->state == PLX_TCP_P_WAIT_PEER) {
@@ -408,8 +408,8 @@ static void plx_tcp_finalize(void)
         plx_tcp_drain_all();
         close(plx_tcp.lfd);
         plx_tcp.lfd = -1;
-        for (int i = 0; i < plx_tcp_nrails_all() * plx_procs.n; i++) {
-            struct plx_tcp_peer *p = plx_tcp.rails[i / plx_procs.n].peers[i % plx_procs.n];
+        for (int i = 0; i < plx_tcp_nrails_all() * plx_tcp.npeers; i++) {
+            struct plx_tcp_peer *p = plx_tcp.rails[i / plx_tcp.npeers].peers[i % plx_tcp.npeers];
             if (!p)
                 continue;
             if (p->conn)
@@ -523,6 +523,21 @@ static void plx_tcp_secret_early(void)
     }
     memcpy(plx_tcp.secret, r, 16);
     plx_tcp.have_secret = 1;
+}
+
+/* The job secret, read after the card fence where rank 0 published it. */
+static plx_status_t plx_tcp_secret_get(void)
+{
+    if (plx_tcp.have_secret)
+        return PLX_OK;
+    char val[PLX_PM_MAX_VAL];
+    if (plx_pm_get(PLX_TCP_SECRET_KEY, val, sizeof val) != PLX_OK || !val[0]) {
+        plx_warn("tcp: no job secret in the PMI key-value space (rank 0 could not make one)");
+        return PLX_ERR_PM;
+    }
+    plx_tcp_secret_from(val, plx_tcp.secret);
+    plx_tcp.have_secret = 1;
+    return PLX_OK;
 }
 
 static int plx_tcp_bind_listen(int family, int lo, int hi)
@@ -664,6 +679,7 @@ void plx_tcp_init_early(void)
     plx_tcp_secret_early();
     if (plx_tcp_listen_and_card(card, sizeof card) == 0) {
         plx_tcp.early_ok = 1;
+        snprintf(plx_tcp.card, sizeof plx_tcp.card, "%s", card);
     } else {
         /* tell the peers why they cannot connect to us (no spaces on the PMI wire) */
         snprintf(card, sizeof card, "none|%s", plx_tcp.early_err);
@@ -720,6 +736,7 @@ static void plx_tcp_rails_setup(void)
         }
     plx_tcp.nrails = PLX_MAX(1, PLX_MIN(npick, cap));
     plx_tcp.nlo_rails = plx_config.tcp_rails > 0 ? cap : 1;
+    plx_tcp.npeers = plx_procs.ntotal;
     for (int k = 0; k < plx_tcp_nrails_all(); k++) {
         struct plx_tcp_rail *r = &plx_tcp.rails[k];
         memset(r, 0, sizeof *r);
@@ -727,7 +744,7 @@ static void plx_tcp_rails_setup(void)
         r->has_addr = plx_tcp.nrails > 1 && k < plx_tcp.nrails;
         if (k < npick)
             r->addr = pick[k];
-        r->peers = plx_calloc((size_t)plx_procs.n, sizeof *r->peers);
+        r->peers = plx_calloc((size_t)plx_procs.ntotal, sizeof *r->peers);
         struct plx_tp_iface *ifc = &r->ifc;
         ifc->ops = &plx_tcp_ops;
         ifc->comp = &plx_tcp_component;
@@ -762,22 +779,18 @@ static plx_status_t plx_tcp_open(const struct plx_tp_upcalls *up, int needed, st
     if (!needed) {
         if (!plx_tcp.early_ok && plx_procs.my_lpid == 0)
             plx_debug(1, "tcp: not needed by this job; it could not have started anyway: %s", plx_tcp.early_err);
-        plx_tcp_finalize();
+        /* the listener stays (nothing polls it): processes of other jobs
+         * may need it later (plx_tcp_add_peers, then open again) */
         return PLX_OK;
     }
+    if (plx_tcp.initialized)
+        return PLX_OK;
     if (!plx_tcp.early_ok) {
         plx_warn("tcp: %s", plx_tcp.early_err);
         return PLX_ERR_IO;
     }
-    if (!plx_tcp.have_secret) {
-        char val[PLX_PM_MAX_VAL];
-        if (plx_pm_get(PLX_TCP_SECRET_KEY, val, sizeof val) != PLX_OK || !val[0]) {
-            plx_warn("tcp: no job secret in the PMI key-value space (rank 0 could not make one)");
-            return PLX_ERR_PM;
-        }
-        plx_tcp_secret_from(val, plx_tcp.secret);
-        plx_tcp.have_secret = 1;
-    }
+    if (plx_tcp_secret_get() != PLX_OK)
+        return PLX_ERR_PM;
     plx_tcp.timeout = plx_config.tcp_connect_timeout > 0 ? plx_config.tcp_connect_timeout : 30;
     plx_tcp.eager_max = plx_config.tcp_eager_max;
     plx_tcp.credit = plx_config.tcp_eager_credit;
@@ -819,6 +832,54 @@ static plx_status_t plx_tcp_open(const struct plx_tp_upcalls *up, int needed, st
     return PLX_OK;
 }
 
+/* --- processes of other jobs ---------------------------------------------------------- */
+
+/* Our card and, after '#', our job's secret: a process of another job
+ * connects with its own job's secret, and we accept that secret for it
+ * only (plx_tcp_hello_other). */
+static int plx_tcp_dyn_card(char *buf, size_t len)
+{
+    if (!plx_tcp.early_ok || plx_tcp_secret_get() != PLX_OK)
+        return -1;
+    int w = snprintf(buf, len, "%s#", plx_tcp.card);
+    for (int i = 0; i < 16 && w > 0 && (size_t)w + 3 <= len; i++)
+        w += snprintf(buf + w, len - (size_t)w, "%02x", plx_tcp.secret[i]);
+    return w > 0 && (size_t)w < len ? 0 : -1;
+}
+
+static plx_status_t plx_tcp_add_peers(int ntotal)
+{
+    if (!plx_tcp.initialized || ntotal <= plx_tcp.npeers)
+        return PLX_OK;
+    for (int k = 0; k < plx_tcp_nrails_all(); k++) {
+        struct plx_tcp_rail *r = &plx_tcp.rails[k];
+        r->peers = plx_realloc(r->peers, (size_t)ntotal * sizeof *r->peers);
+        memset(r->peers + plx_tcp.npeers, 0, (size_t)(ntotal - plx_tcp.npeers) * sizeof *r->peers);
+    }
+    plx_tcp.npeers = ntotal;
+    return PLX_OK;
+}
+
+/* The added process whose hello this is (another job's secret), or -1. */
+int plx_tcp_hello_other(const struct plx_tcp_hello *h)
+{
+    for (int l = plx_procs.n; l < plx_tcp.npeers; l++) {
+        const struct plx_proc *p = &plx_procs.p[l];
+        if (p->wrank != h->src || (uint32_t)plx_procs.jobs[p->job - 1].size != h->size)
+            continue;
+        char card[1200], hex[33];
+        const char *c = plx_procs_comp_card(l, "tcp", card, sizeof card);
+        const char *s = c ? strrchr(c, '#') : NULL;
+        if (!s)
+            continue;
+        for (int i = 0; i < 16; i++)
+            snprintf(hex + 2 * i, 3, "%02x", h->secret[i]);
+        if (!strcmp(s + 1, hex))
+            return l;
+    }
+    return -1;
+}
+
 static const struct plx_tp_ops plx_tcp_ops = {
     .reaches = plx_tcp_reaches,
     .send = plx_tcp_send,
@@ -836,4 +897,6 @@ const struct plx_tp_component plx_tcp_component = {
     .sleep_prepare = plx_tcp_sleep_prepare,
     .sleep_done = plx_tcp_sleep_done,
     .finalize = plx_tcp_finalize,
+    .card = plx_tcp_dyn_card,
+    .add_peers = plx_tcp_add_peers,
 };

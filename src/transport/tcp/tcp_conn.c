@@ -62,7 +62,14 @@ const struct plx_tcp_card *plx_tcp_peer_card(struct plx_tcp_peer *p, char *why, 
         return p->card;
     char key[PLX_PM_MAX_KEY], val[PLX_PM_MAX_VAL];
     snprintf(key, sizeof key, "tcp-%d", p->lpid);
-    if (plx_pm_get(key, val, sizeof val) != PLX_OK) {
+    if (p->lpid >= plx_procs.n) {       /* a process of another job: the card it brought */
+        char *hash = plx_procs_comp_card(p->lpid, "tcp", val, sizeof val) ? strrchr(val, '#') : NULL;
+        if (!hash) {
+            snprintf(why, whylen, "its card (from another job) has no TCP part");
+            return NULL;
+        }
+        *hash = 0;
+    } else if (plx_pm_get(key, val, sizeof val) != PLX_OK) {
         snprintf(why, whylen, "it published no TCP business card");
         return NULL;
     }
@@ -272,7 +279,7 @@ static void plx_tcp_send_hello(struct plx_tcp_peer *p, struct plx_tcp_conn *c)
         .version = PLX_TCP_VERSION,
         .hdr_size = PLX_TCP_HDR,
         .src = plx_procs.my_lpid,
-        .dst = p->lpid,
+        .dst = plx_procs.p[p->lpid].wrank,     /* its world rank (lpid, for one of ours) */
         .size = (uint32_t)plx_procs.n,
         .rail = (uint32_t)p->rail->index,
     };
@@ -391,7 +398,7 @@ static int plx_tcp_cands_nearest_first(const struct plx_tcp_card *c, struct plx_
 int plx_tcp_rail_cands(const struct plx_tcp_rail *r, int lpid, const struct plx_tcp_card *c, struct plx_iface_ip *out)
 {
     int n = 0;
-    if (plx_procs.p[lpid].node_id == plx_procs.my_node) {
+    if (plx_proc_same_host(lpid)) {
         if (r->index >= plx_tcp.nlo_rails)
             return 0;
         for (int i = 0; i < c->nlo; i++)
@@ -494,7 +501,7 @@ void plx_tcp_on_ack(struct plx_tcp_conn *c)
         return;
     const struct plx_tcp_ack *a = &c->hs.ack;
     if (a->magic != PLX_TCP_MAGIC || a->version != PLX_TCP_VERSION || a->status == PLX_TCP_ACK_WRONG_PEER ||
-        (a->status == PLX_TCP_ACK_ACCEPT && a->rank != p->lpid)) {
+        (a->status == PLX_TCP_ACK_ACCEPT && a->rank != plx_procs.p[p->lpid].wrank)) {
         plx_tcp_tried(p, &c->addr, "answered by another process");
         plx_tcp_conn_close(c);
         p->conn = NULL;
@@ -596,14 +603,24 @@ void plx_tcp_on_hello(struct plx_tcp_conn *c)
         return;
     }
     const struct plx_tcp_hello *h = &c->hs.hello;
+    int src = h->src;
     switch (plx_tcp_hello_check(h, plx_tcp.secret, plx_procs.my_lpid, plx_procs.n, PLX_TCP_HDR)) {
     case PLX_TCP_HELLO_OK:
         break;
+    case PLX_TCP_HELLO_BAD_SECRET:
+        /* a process of another job that was added (spawn, connect, join)? */
+        if ((src = plx_tcp_hello_other(h)) >= 0) {
+            if (h->dst != plx_procs.my_lpid) {
+                plx_tcp_answer(c, PLX_TCP_ACK_WRONG_PEER);
+                plx_tcp_refuse(c, "meant for another rank", 1);
+                return;
+            }
+            break;
+        }
+        plx_tcp_refuse(c, "wrong job secret", 0);
+        return;
     case PLX_TCP_HELLO_BAD_MAGIC:
         plx_tcp_refuse(c, "not a Plexus handshake (or another version)", 0);
-        return;
-    case PLX_TCP_HELLO_BAD_SECRET:
-        plx_tcp_refuse(c, "wrong job secret", 0);
         return;
     case PLX_TCP_HELLO_BAD_RANK:
         plx_tcp_refuse(c, "rank or job size out of range", 0);
@@ -614,9 +631,9 @@ void plx_tcp_on_hello(struct plx_tcp_conn *c)
         plx_tcp_refuse(c, "meant for another rank", 1);
         return;
     }
-    struct plx_tcp_peer *p = plx_tcp_peer_get(plx_tcp_accepted_rail(c, h), h->src);
+    struct plx_tcp_peer *p = plx_tcp_peer_get(plx_tcp_accepted_rail(c, h), src);
     int keep_ours = p->state == PLX_TCP_P_OPEN || p->state == PLX_TCP_P_CLOSED ||
-                    (p->state == PLX_TCP_P_CONNECTING && plx_procs.my_lpid < p->lpid);
+                    (p->state == PLX_TCP_P_CONNECTING && plx_proc_before(plx_procs.my_lpid, p->lpid));
     if (keep_ours) {
         plx_debug(2, "tcp: rank %d connected while we connect to it; the lower rank's connection stays",
                   p->lpid);

@@ -174,6 +174,8 @@ struct plx_tcp_global {
     struct plx_tcp_rail rails[PLX_TCP_MAX_RAILS];
     int nrails;                         /* to ranks on other nodes */
     int nlo_rails;                      /* to ranks of this node (loopback) */
+    int npeers;                         /* lpids the rails' peers[] hold (world + added processes) */
+    char card[1100];                    /* our card (also for processes of other jobs), when early_ok */
     const struct plx_tp_upcalls *up;
     struct plx_list handshaking;        /* conns in a handshake state */
     int naccepting;
@@ -219,6 +221,9 @@ static inline void plx_tcp_unblock(struct plx_tcp_peer *p)
 }
 
 /* --- tcp_conn.c: peers, connections, handshake ------------------------------- */
+
+/* tcp.c: the added process (of another job) a hello comes from, or -1 */
+int plx_tcp_hello_other(const struct plx_tcp_hello *h);
 
 /* The peer of lpid on rail, created on first use. */
 struct plx_tcp_peer *plx_tcp_peer_get(struct plx_tcp_rail *rail, int lpid);

@@ -1,0 +1,245 @@
+/*
+ * spawn.c - MPI_Comm_spawn, MPI_Comm_spawn_multiple and MPI_Comm_get_parent.
+ *
+ * The parents (this program started by mpiexec) spawn, with the last rank
+ * as root, 1 and then 3 copies of this program ("child"): each side checks
+ * the remote size and the data of point-to-point messages both ways, a
+ * rooted broadcast (MPI_ROOT / MPI_PROC_NULL), a gather to the parents'
+ * root, an allreduce across, a barrier, a merge (parents first) and
+ * MPI_Comm_disconnect. Nested spawn: a child ("nest") spawns a grandchild
+ * ("leaf") and passes on what the grandchild sent. spawn_multiple starts
+ * this program with one argument list and spawn_other (another program)
+ * with another: every child checks its MPI_APPNUM and its arguments and
+ * reports them. Errors, all with MPI_ERR_SPAWN and a message naming the
+ * cause: a program that does not exist, a program that exits without
+ * MPI_Init, maxprocs 0; with --usize-test (mpiexec -usize N) more processes
+ * than the universe has room for.
+ */
+#include "plx_test.h"
+#include <unistd.h>
+
+static int wrank, wsize;
+static const char *self;
+
+/* What every child does with its parents (also the parents' mirror). */
+static void exchange(MPI_Comm ic, int parent_side)
+{
+    int lr, ls, rs;
+    MPI_Comm_rank(ic, &lr);
+    MPI_Comm_size(ic, &ls);
+    MPI_Comm_remote_size(ic, &rs);
+    /* point-to-point: every process sends to every remote one, tagged by side */
+    for (int r = 0; r < rs; r++) {
+        int v = (parent_side ? 10000 : 20000) + 100 * lr + r;
+        PLX_CHECK_MPI(MPI_Send(&v, 1, MPI_INT, r, 3, ic));
+    }
+    for (int r = 0; r < rs; r++) {
+        int v = -1;
+        PLX_CHECK_MPI(MPI_Recv(&v, 1, MPI_INT, r, 3, ic, MPI_STATUS_IGNORE));
+        PLX_CHECK_EQ(v, (parent_side ? 20000 : 10000) + 100 * r + lr, "point-to-point across the spawn");
+    }
+    /* broadcast from the parents' last rank */
+    int buf[5] = { 0 };
+    if (parent_side) {
+        for (int i = 0; i < 5; i++)
+            buf[i] = 77 * i;
+        PLX_CHECK_MPI(MPI_Bcast(buf, 5, MPI_INT, lr == ls - 1 ? MPI_ROOT : MPI_PROC_NULL, ic));
+    } else {
+        PLX_CHECK_MPI(MPI_Bcast(buf, 5, MPI_INT, rs - 1, ic));
+        for (int i = 0; i < 5; i++)
+            PLX_CHECK_EQ(buf[i], 77 * i, "broadcast from the parents");
+    }
+    /* gather of the children's ranks at the parents' root 0 */
+    if (parent_side) {
+        int *all = calloc((size_t)rs, sizeof(int));
+        PLX_CHECK_MPI(MPI_Gather(NULL, 0, MPI_INT, all, 1, MPI_INT, lr == 0 ? MPI_ROOT : MPI_PROC_NULL, ic));
+        for (int i = 0; lr == 0 && i < rs; i++)
+            PLX_CHECK_EQ(all[i], 500 + i, "gather from the children");
+        free(all);
+    } else {
+        int v = 500 + lr;
+        PLX_CHECK_MPI(MPI_Gather(&v, 1, MPI_INT, NULL, 0, MPI_INT, 0, ic));
+    }
+    /* allreduce: each side gets the sum of the other */
+    int mine = parent_side ? lr + 1 : 1000 + lr, sum = -1, want = 0;
+    PLX_CHECK_MPI(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, ic));
+    for (int r = 0; r < rs; r++)
+        want += parent_side ? 1000 + r : r + 1;
+    PLX_CHECK_EQ(sum, want, "allreduce across the spawn");
+    PLX_CHECK_MPI(MPI_Barrier(ic));
+    /* merge: the parents first */
+    MPI_Comm merged;
+    int mr, ms;
+    PLX_CHECK_MPI(MPI_Intercomm_merge(ic, parent_side ? 0 : 1, &merged));
+    MPI_Comm_rank(merged, &mr);
+    MPI_Comm_size(merged, &ms);
+    PLX_CHECK_EQ(ms, ls + rs, "size of the merged communicator");
+    PLX_CHECK_EQ(mr, parent_side ? lr : rs + lr, "rank in the merged communicator (parents first)");
+    int one = mr, total = -1;
+    PLX_CHECK_MPI(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, merged));
+    PLX_CHECK_EQ(total, ms * (ms - 1) / 2, "allreduce on the merged communicator");
+    MPI_Comm_free(&merged);
+}
+
+static void test_spawn(int n)
+{
+    MPI_Comm ic;
+    int errs[8], flag, rs;
+    char *args[] = { "child", NULL };
+    for (int i = 0; i < 8; i++)
+        errs[i] = -1;
+    PLX_CHECK_MPI(MPI_Comm_spawn(self, args, n, MPI_INFO_NULL, wsize - 1, MPI_COMM_WORLD, &ic, errs));
+    for (int i = 0; i < n; i++)
+        PLX_CHECK_EQ(errs[i], MPI_SUCCESS, "array_of_errcodes after a spawn");
+    MPI_Comm_test_inter(ic, &flag);
+    PLX_CHECK_EQ(flag, 1, "MPI_Comm_spawn gives an intercommunicator");
+    MPI_Comm_remote_size(ic, &rs);
+    PLX_CHECK_EQ(rs, n, "remote size = the children spawned");
+    exchange(ic, 1);
+    PLX_CHECK_MPI(MPI_Comm_disconnect(&ic));
+}
+
+/* A child spawns a grandchild, which sends 4242 up; the child adds 1. */
+static void test_nested(void)
+{
+    MPI_Comm ic;
+    char *args[] = { "nest", NULL };
+    PLX_CHECK_MPI(MPI_Comm_spawn(self, args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE));
+    int v = -1;
+    PLX_CHECK_MPI(MPI_Bcast(&v, 1, MPI_INT, 0, ic));
+    PLX_CHECK_EQ(v, 4243, "a value from a grandchild, through a child");
+    PLX_CHECK_MPI(MPI_Comm_disconnect(&ic));
+}
+
+static void test_multiple(const char *other)
+{
+    char *cmds[2] = { (char *)self, (char *)other };
+    char *a0[] = { "multi", "alpha", NULL }, *a1[] = { "beta", "with space", NULL };
+    char **argvs[2] = { a0, a1 };
+    int np[2] = { 1, 2 }, errs[3];
+    MPI_Info infos[2] = { MPI_INFO_NULL, MPI_INFO_NULL };
+    MPI_Comm ic;
+    PLX_CHECK_MPI(MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_WORLD, &ic, errs));
+    for (int i = 0; i < 3; i++)
+        PLX_CHECK_EQ(errs[i], MPI_SUCCESS, "errcodes of spawn_multiple");
+    int rs, got[3] = { -1, -1, -1 };
+    MPI_Comm_remote_size(ic, &rs);
+    PLX_CHECK_EQ(rs, 3, "spawn_multiple starts 1 + 2 processes in one world");
+    /* each child reports appnum * 1000 + its world size * 100 + a digest of its arguments */
+    PLX_CHECK_MPI(MPI_Allgather(NULL, 0, MPI_INT, got, 1, MPI_INT, ic));
+    PLX_CHECK_EQ(got[0], 0 * 1000 + 300 + 1, "child 0: this program, appnum 0, args 'multi alpha'");
+    PLX_CHECK_EQ(got[1], 1 * 1000 + 300 + 2, "child 1: spawn_other, appnum 1, args 'beta' 'with space'");
+    PLX_CHECK_EQ(got[2], 1 * 1000 + 300 + 2, "child 2: spawn_other, appnum 1, args 'beta' 'with space'");
+    PLX_CHECK_MPI(MPI_Comm_disconnect(&ic));
+}
+
+static void check_msg(int rc, const char *needle, const char *what)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int len, cls;
+    MPI_Error_class(rc, &cls);
+    PLX_CHECK_EQ(cls, MPI_ERR_SPAWN, what);
+    MPI_Error_string(rc, s, &len);
+    if (wrank == wsize - 1 && !strstr(s, needle))
+        plx_test_fail(__FILE__, __LINE__, "%s: message '%s' does not say '%s'", what, s, needle);
+    plx_test_pass();
+}
+
+static void test_errors(int usize_test)
+{
+    MPI_Comm ic = MPI_COMM_WORLD;
+    int errs[4] = { -1, -1, -1, -1 }, rc;
+    double t0 = MPI_Wtime();
+    rc = MPI_Comm_spawn("./no-such-program-plexus", MPI_ARGV_NULL, 2, MPI_INFO_NULL, wsize - 1, MPI_COMM_WORLD,
+                        &ic, errs);
+    check_msg(rc, "no-such-program-plexus", "spawn of a program that does not exist");
+    PLX_CHECK(ic == MPI_COMM_NULL, "no intercommunicator after a failed spawn");
+    PLX_CHECK_EQ(errs[1], rc, "errcodes of a failed spawn (at every process)");
+    rc = MPI_Comm_spawn("true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, wsize - 1, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE);
+    check_msg(rc, "without connecting", "spawn of a program that never calls MPI_Init");
+    rc = MPI_Comm_spawn("false", MPI_ARGV_NULL, 1, MPI_INFO_NULL, wsize - 1, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE);
+    check_msg(rc, "exit", "spawn of a program that fails before MPI_Init");
+    rc = MPI_Comm_spawn(self, MPI_ARGV_NULL, 0, MPI_INFO_NULL, wsize - 1, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE);
+    check_msg(rc, "maxprocs", "spawn of 0 processes");
+    PLX_CHECK(MPI_Wtime() - t0 < 60, "the failed spawns end in time");
+    if (usize_test) {
+        int *us, flag;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &us, &flag);
+        PLX_CHECK(flag && *us > wsize, "mpiexec -usize sets MPI_UNIVERSE_SIZE");
+        char *args[] = { "child", NULL };
+        rc = MPI_Comm_spawn(self, args, *us - wsize + 1, MPI_INFO_NULL, wsize - 1, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE);
+        check_msg(rc, "universe", "spawn of more processes than the universe has room for");
+        /* "soft": as many as fit, here all that are left */
+        MPI_Info info;
+        char soft[32];
+        MPI_Info_create(&info);
+        snprintf(soft, sizeof soft, "1:%d", *us);
+        MPI_Info_set(info, "soft", soft);
+        PLX_CHECK_MPI(MPI_Comm_spawn(self, args, *us, info, 0, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE));
+        int rs;
+        MPI_Comm_remote_size(ic, &rs);
+        PLX_CHECK_EQ(rs, *us - wsize, "a soft spawn starts what the universe has room for");
+        exchange(ic, 1);
+        MPI_Comm_disconnect(&ic);
+        MPI_Info_free(&info);
+    }
+}
+
+/* --- the children -------------------------------------------------------------- */
+
+static int child(int argc, char **argv, MPI_Comm parent)
+{
+    PLX_CHECK(argc >= 2, "a child has its arguments");
+    if (!strcmp(argv[1], "child")) {
+        exchange(parent, 0);
+    } else if (!strcmp(argv[1], "nest")) {
+        MPI_Comm ic;
+        char *args[] = { "leaf", NULL };
+        PLX_CHECK_MPI(MPI_Comm_spawn(self, args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE));
+        int v = -1;
+        PLX_CHECK_MPI(MPI_Recv(&v, 1, MPI_INT, 0, 9, ic, MPI_STATUS_IGNORE));
+        PLX_CHECK_EQ(v, 4242, "a value from the grandchild");
+        MPI_Comm_disconnect(&ic);
+        v++;
+        PLX_CHECK_MPI(MPI_Bcast(&v, 1, MPI_INT, MPI_ROOT, parent));
+    } else if (!strcmp(argv[1], "leaf")) {
+        int v = 4242;
+        PLX_CHECK_MPI(MPI_Send(&v, 1, MPI_INT, 0, 9, parent));
+    } else if (!strcmp(argv[1], "multi")) {
+        int *app, flag, size;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &app, &flag);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        int v = (flag ? *app : -9) * 1000 + size * 100 + (argc == 3 && !strcmp(argv[2], "alpha"));
+        PLX_CHECK_MPI(MPI_Allgather(&v, 1, MPI_INT, NULL, 0, MPI_INT, parent));
+    }
+    MPI_Comm_disconnect(&parent);
+    return plx_test_finish();
+}
+
+int main(int argc, char **argv)
+{
+    plx_test_init(&argc, &argv, "spawn");
+    wrank = plx_test_state()->rank;
+    wsize = plx_test_state()->size;
+    self = argv[0];
+    MPI_Comm parent;
+    PLX_CHECK_MPI(MPI_Comm_get_parent(&parent));
+    if (parent != MPI_COMM_NULL)
+        return child(argc, argv, parent);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int usize_test = argc > 1 && !strcmp(argv[1], "--usize-test");
+    if (!usize_test) {
+        test_spawn(1);
+        test_spawn(3);
+        test_nested();
+        /* spawn_other lives next to this program */
+        char other[4096];
+        snprintf(other, sizeof other, "%s", self);
+        char *slash = strrchr(other, '/');
+        snprintf(slash ? slash + 1 : other, sizeof other - (size_t)(slash ? slash + 1 - other : 0),
+                 "mpitest_spawn_other");
+        test_multiple(other);
+    }
+    test_errors(usize_test);
+    return plx_test_finish();
+}

@@ -1,0 +1,328 @@
+/*
+ * MPI_Comm_spawn served by mpiexec: each spawn request (pmi_server.c
+ * collects it) becomes a job of its own, run by another mpiexec that this
+ * one forks (a "sub-job"), so the children get everything a job started by
+ * hand gets: their own PMI server and key-value space, proxies on other
+ * hosts (the "host" info key, with this mpiexec's launcher), output
+ * forwarding, exit-status rules, --timeout; a child that spawns in turn is
+ * served by its own mpiexec (nested spawn).
+ *
+ * The children find their parents' port in $PLEXUS_PARENT_PORT and connect
+ * to it from MPI_Init (api/dynamic.c). A sub-job's mpiexec gets the port
+ * also as --spawn-report: when its job fails before the children have
+ * connected (the parent's root is still waiting in MPI_Comm_spawn), it
+ * connects to the port and says why (util/port.h, PLX_PORT_FAIL), so the
+ * parent gets MPI_ERR_SPAWN instead of waiting (also when they all ended
+ * without MPI_Init, with status 0); that failure is then the
+ * parent's to handle, and the sub-job's mpiexec exits 0. A sub-job that
+ * fails later is like a failed rank: this mpiexec names it and ends the
+ * whole job with its status.
+ *
+ * Checked here before anything starts: the program exists and may be
+ * executed (when the children run on this host), and, when -usize was
+ * given, the universe has room (the "soft" info key may lower the count).
+ * A sub-job is killed with the job (SIGTERM, then SIGKILL with the ranks),
+ * and by PR_SET_PDEATHSIG when this mpiexec dies.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mpiexec.h"
+#include "util/port.h"
+#include "util/util.h"
+
+static const char *plx_subjob_info(const struct plx_pmisrv_spawn_cmd *c, const char *key)
+{
+    for (int k = 0; k < c->ninfo; k++)
+        if (strcmp(c->ikeys[k], key) == 0)
+            return c->ivals[k];
+    return NULL;
+}
+
+/* Is prog executable, looked up as execvp would from wdir with PATH = path
+ * (then $PATH)? 0, or -1 with the reason in err. */
+static int plx_subjob_check_prog(const char *prog, const char *wdir, const char *path, char *err, size_t errlen)
+{
+    char full[PATH_MAX];
+    if (strchr(prog, '/')) {
+        if (prog[0] == '/' || !wdir)
+            snprintf(full, sizeof full, "%s", prog);
+        else
+            snprintf(full, sizeof full, "%s/%s", wdir, prog);
+        struct stat st;
+        if (stat(full, &st) != 0) {
+            snprintf(err, errlen, "program '%s' does not exist%s%s", prog, wdir ? " in " : "", wdir ? wdir : "");
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode) || access(full, X_OK) != 0) {
+            snprintf(err, errlen, "program '%s' is not an executable file", prog);
+            return -1;
+        }
+        return 0;
+    }
+    const char *env = getenv("PATH");
+    char dirs[8192];
+    snprintf(dirs, sizeof dirs, "%s%s%s", path ? path : "", path && env ? ":" : "", env ? env : "");
+    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        struct stat st;
+        snprintf(full, sizeof full, "%s/%s", d, prog);
+        if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
+            return 0;
+    }
+    snprintf(err, errlen, "program '%s' was not found in the path%s%s", prog, path ? " (info 'path' " : "",
+             path ? path : "");
+    if (path)
+        strncat(err, ")", errlen - strlen(err) - 1);
+    return -1;
+}
+
+/* The largest count of a "soft" spec ("1:8", "2,4,8", "1:8:2") up to room, or 0. */
+static int plx_subjob_soft(const char *soft, int room)
+{
+    int best = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", soft);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int a = 0, b = 0, s = 1;
+        int n = sscanf(t, "%d:%d:%d", &a, &b, &s);
+        if (n == 1)
+            b = a;
+        if (n < 1 || a < 1 || s < 1)
+            continue;
+        for (int v = a; v <= b; v += s)
+            if (v <= room && v > best)
+                best = v;
+    }
+    return best;
+}
+
+static void plx_subjob_push(char ***argv, int *n, int *cap, const char *s)
+{
+    if (*n + 2 > *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        *argv = realloc(*argv, (size_t)*cap * sizeof(char *));
+        if (!*argv) {
+            plx_mpiexec_msg("out of memory");
+            exit(1);
+        }
+    }
+    (*argv)[(*n)++] = (char *)s;
+    (*argv)[*n] = NULL;
+}
+
+int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char *err, size_t errlen)
+{
+    struct plx_mpiexec *m = &plx_mpiexec;
+    (void)ctx;
+    if (m->phase != PLX_MPIEXEC_RUNNING) {
+        snprintf(err, errlen, "the job is ending");
+        return -1;
+    }
+    if (!s->parent_port) {
+        snprintf(err, errlen, "the request names no parent port");
+        return -1;
+    }
+    int total = 0, nprocs[s->count];
+    for (int i = 0; i < s->count; i++)
+        total += nprocs[i] = s->cmds[i].nprocs;
+    if (m->usize > 0) {
+        int room = m->usize - m->size - m->spawned_live;
+        const char *soft = s->count == 1 ? plx_subjob_info(&s->cmds[0], "soft") : NULL;
+        if (total > room && soft && plx_subjob_soft(soft, room) > 0)
+            total = nprocs[0] = plx_subjob_soft(soft, room);
+        if (total > room) {
+            snprintf(err, errlen, "%d processes requested, but the universe (mpiexec -usize %d) has room for %d "
+                     "more (%d running)", total, m->usize, room < 0 ? 0 : room, m->size + m->spawned_live);
+            return -1;
+        }
+    }
+    const struct plx_pmisrv_spawn_cmd *c0 = &s->cmds[0];
+    const char *host = NULL, *hostfile = NULL, *wdir = NULL, *path = NULL;
+    for (int i = 0; i < s->count; i++) {
+        const struct plx_pmisrv_spawn_cmd *c = &s->cmds[i];
+        host = host ? host : plx_subjob_info(c, "host");
+        hostfile = hostfile ? hostfile : plx_subjob_info(c, "file");
+        wdir = wdir ? wdir : plx_subjob_info(c, "wdir");
+        path = path ? path : plx_subjob_info(c, "path");
+    }
+    int local = !hostfile && (host ? plx_hosts_is_local(host) : !m->multi);
+    for (int i = 0; i < s->count && local; i++)
+        if (plx_subjob_check_prog(s->cmds[i].execname, wdir, path, err, errlen) != 0)
+            return -1;
+    if (wdir && access(wdir, X_OK) != 0 && local) {
+        snprintf(err, errlen, "info 'wdir' %s: %s", wdir, strerror(errno));
+        return -1;
+    }
+
+    /* the sub-job's command line */
+    char **argv = NULL, self[PATH_MAX], usize[32], hosts[4096] = "", num[s->count][16];
+    int n = 0, cap = 0;
+    ssize_t l = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (l <= 0) {
+        snprintf(err, errlen, "cannot find mpiexec's own program: %s", strerror(errno));
+        return -1;
+    }
+    self[l] = 0;
+    plx_subjob_push(&argv, &n, &cap, self);
+    if (m->tag)
+        plx_subjob_push(&argv, &n, &cap, "-l");
+    if (m->verbose)
+        plx_subjob_push(&argv, &n, &cap, "-v");
+    if (host || hostfile || m->multi) {
+        if (hostfile) {
+            plx_subjob_push(&argv, &n, &cap, "-hostfile");
+            plx_subjob_push(&argv, &n, &cap, hostfile);
+        } else {
+            if (host)
+                snprintf(hosts, sizeof hosts, "%s", host);
+            for (int h = 0; !host && h < m->hostlist.n; h++) {
+                size_t hl = strlen(hosts);
+                snprintf(hosts + hl, sizeof hosts - hl, "%s%s", h ? "," : "", m->hostlist.h[h].name);
+            }
+            plx_subjob_push(&argv, &n, &cap, "-hosts");
+            plx_subjob_push(&argv, &n, &cap, hosts);
+        }
+        if (m->launcher_exec) {
+            plx_subjob_push(&argv, &n, &cap, "--launcher-exec");
+            plx_subjob_push(&argv, &n, &cap, m->launcher_exec);
+        } else if (m->launcher == PLX_LAUNCHER_FORK || m->launcher == PLX_LAUNCHER_SSH) {
+            plx_subjob_push(&argv, &n, &cap, "--launcher");
+            plx_subjob_push(&argv, &n, &cap, m->launcher == PLX_LAUNCHER_FORK ? "fork" : "ssh");
+        }
+        if (m->proxy_path) {
+            plx_subjob_push(&argv, &n, &cap, "--proxy");
+            plx_subjob_push(&argv, &n, &cap, m->proxy_path);
+        }
+    }
+    if (m->usize > 0) {
+        snprintf(usize, sizeof usize, "%d", m->usize - m->size - m->spawned_live);
+        plx_subjob_push(&argv, &n, &cap, "-usize");
+        plx_subjob_push(&argv, &n, &cap, usize);
+    }
+    plx_subjob_push(&argv, &n, &cap, "--spawn-report");
+    plx_subjob_push(&argv, &n, &cap, s->parent_port);
+    for (int i = 0; i < s->count; i++) {
+        if (i)
+            plx_subjob_push(&argv, &n, &cap, ":");
+        snprintf(num[i], sizeof num[i], "%d", nprocs[i]);
+        plx_subjob_push(&argv, &n, &cap, "-n");
+        plx_subjob_push(&argv, &n, &cap, num[i]);
+        plx_subjob_push(&argv, &n, &cap, "--");
+        plx_subjob_push(&argv, &n, &cap, s->cmds[i].execname);
+        for (int a = 0; a < s->cmds[i].argc; a++)
+            plx_subjob_push(&argv, &n, &cap, s->cmds[i].argv[a]);
+    }
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        free(argv);
+        return -1;
+    }
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        sigprocmask(SIG_SETMASK, &m->orig_mask, NULL);
+        int dn = open("/dev/null", O_RDONLY);
+        if (dn >= 0) {
+            dup2(dn, 0);
+            close(dn);
+        }
+        setenv("PLEXUS_PARENT_PORT", s->parent_port, 1);
+        if (path) {
+            const char *old = getenv("PATH");
+            char np[8192];
+            snprintf(np, sizeof np, "%s%s%s", path, old ? ":" : "", old ? old : "");
+            setenv("PATH", np, 1);
+        }
+        if (wdir && chdir(wdir) != 0) {
+            dprintf(2, "mpiexec: spawn: info 'wdir' %s: %s\n", wdir, strerror(errno));
+            _exit(127);
+        }
+        execv(self, argv);
+        dprintf(2, "mpiexec: spawn: cannot run %s: %s\n", self, strerror(errno));
+        _exit(127);
+    }
+    free(argv);
+    m->subjobs = realloc(m->subjobs, (size_t)(m->nsubjobs + 1) * sizeof *m->subjobs);
+    if (!m->subjobs) {
+        plx_mpiexec_msg("out of memory");
+        exit(1);
+    }
+    struct plx_subjob *sj = &m->subjobs[m->nsubjobs++];
+    memset(sj, 0, sizeof *sj);
+    sj->pid = pid;
+    sj->nprocs = total;
+    snprintf(sj->what, sizeof sj->what, "spawned job %d (%s%s, %d process%s, by rank %d)", m->nsubjobs,
+             c0->execname, s->count > 1 ? ", ..." : "", total, total == 1 ? "" : "es", rank);
+    m->spawned_live += total;
+    if (m->verbose)
+        plx_mpiexec_msg("%s: mpiexec pid %ld", sj->what, (long)pid);
+    return 0;
+}
+
+void plx_subjob_check(void)
+{
+    struct plx_mpiexec *m = &plx_mpiexec;
+    for (int i = 0; i < m->nsubjobs; i++) {
+        struct plx_subjob *sj = &m->subjobs[i];
+        int status;
+        if (sj->exited || waitpid(sj->pid, &status, WNOHANG) != sj->pid)
+            continue;
+        sj->exited = 1;
+        m->spawned_live -= sj->nprocs;
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (code == 0 || m->phase != PLX_MPIEXEC_RUNNING) {
+            if (code)
+                plx_mpiexec_set_code(code);
+            continue;
+        }
+        plx_mpiexec_msg("%s failed (its mpiexec exited with status %d); killing the job", sj->what, code);
+        plx_mpiexec_set_code(code);
+        plx_mpiexec_end_job(PLX_MPIEXEC_KILL_GRACE);
+    }
+}
+
+int plx_subjob_live(void)
+{
+    int live = 0;
+    for (int i = 0; i < plx_mpiexec.nsubjobs; i++)
+        live += !plx_mpiexec.subjobs[i].exited;
+    return live;
+}
+
+void plx_subjob_signal(int sig)
+{
+    for (int i = 0; i < plx_mpiexec.nsubjobs; i++)
+        if (!plx_mpiexec.subjobs[i].exited)
+            kill(plx_mpiexec.subjobs[i].pid, sig);
+}
+
+int plx_subjob_report(int code)
+{
+    struct plx_mpiexec *m = &plx_mpiexec;
+    struct plx_port_name pn;
+    if (!m->report_port || plx_port_parse(m->report_port, &pn) != 0)
+        return code;
+    /* the port is open only while the parent waits for its children */
+    char why[256], msg[700];
+    if (code != 0)
+        snprintf(msg, sizeof msg, "%s (mpiexec exit status %d)", m->first_msg[0] ? m->first_msg : "the job failed",
+                 code);
+    else
+        snprintf(msg, sizeof msg, "the processes ended without connecting to their parents (did they call "
+                 "MPI_Init?)");
+    int fd = plx_port_connect(&pn, PLX_PORT_FAIL, msg, plx_util_now() + 5, why, sizeof why);
+    if (fd < 0)
+        return code;            /* the children had connected: the failure is the job's */
+    close(fd);
+    return 0;                   /* the parent's MPI_Comm_spawn reports it */
+}
