@@ -106,6 +106,8 @@ static void plx_runtime_local_ranks(void)
             plx_procs.local_lpids[plx_procs.nlocal++] = r;
         }
     }
+}
+
 void plx_runtime_node_name(char *node, size_t len)
 {
     if (plx_config.node_name[0])
@@ -131,6 +133,8 @@ static plx_status_t plx_runtime_exchange_cards(void)
     int n = plx_procs.n;
     plx_procs.p = plx_calloc((size_t)n, sizeof *plx_procs.p);
     plx_procs.p[plx_procs.my_lpid].pid = getpid();
+    for (int r = 0; r < n; r++)
+        plx_procs.p[r].wrank = r;
     /* The launcher's map is enough unless node names are set by hand
      * (PLEXUS_NODE_NAME: set it on every rank, or on none). */
     if (!plx_config.node_name[0] && plx_runtime_nodes_from_mapping() == 0) {
@@ -156,7 +160,6 @@ static plx_status_t plx_runtime_exchange_cards(void)
         *comma = 0;
         snprintf(names[r], 256, "%.255s", val);
         plx_procs.p[r].pid = (pid_t)atoi(comma + 1);
-        plx_procs.p[r].wrank = r;
         int id = -1;
         for (int k = 0; k < nnodes; k++)
             if (!strcmp(names[node_first[k]], names[r]))
