@@ -35,9 +35,11 @@
  *    between polls that found work (plx_lock_relax).
  *  - The two never take turns polling. Every poll made by an application
  *    thread bumps `app_gen` (a store under the lock the thread reads without
- *    it). When the thread finds nothing to do and the application has polled
- *    since it last looked, an application thread is driving the engine (a
- *    wait spinning, a loop of MPI_Test): the thread *parks*. It withdraws
+ *    it). When the application has polled since the thread last looked
+ *    (checked before each of the thread's polls, so that it does not take
+ *    from the application the packet that woke it), an application thread is
+ *    driving the engine (a wait spinning, a loop of MPI_Test): the thread
+ *    *parks*. It withdraws
  *    from the doorbells (so shared-memory senders stop ringing and TCP
  *    sockets stop waking it) and sleeps on its own eventfd for short
  *    periods (PLX_PROGRESS_PARK_MIN_US, doubling up to _MAX_US), reading
@@ -437,6 +439,18 @@ static void *plx_progress_async_main(void *arg)
     unsigned long seen = plx_progress_async.app_gen;
     double last_work = 0.0;
     while (!plx_progress_async.stop) {
+        /* An application thread polled since we last looked (and none
+         * sleeps waiting for us): it drives the engine. Park before
+         * polling, so as not to take from it the packet that woke us. */
+        unsigned long gen = plx_progress_async.app_gen;
+        int app_busy = gen != seen && !plx_progress_mt.nwaiting;
+        seen = gen;
+        if (app_busy) {
+            plx_progress_async.st_park++;
+            plx_progress_async_park();
+            seen = plx_progress_async.app_gen;  /* what it polled while we were parked is past */
+            continue;
+        }
         if (plx_progress_poll_engine()) {
             plx_lock_relax();   /* application threads waiting for the lock go first */
             last_work = plx_util_now();
@@ -447,22 +461,11 @@ static void *plx_progress_async_main(void *arg)
             plx_progress_dump_requested = 0;
             plx_request_dump_pending();
         }
-        /* Nothing to do. If an application thread polled since we last
-         * looked (and none sleeps waiting for us), it drives the engine. */
-        unsigned long gen = plx_progress_async.app_gen;
-        int app_busy = gen != seen && !plx_progress_mt.nwaiting;
-        seen = gen;
-        if (!app_busy && plx_util_now() - last_work < PLX_PROGRESS_LINGER_US * 1e-6) {
+        if (plx_util_now() - last_work < PLX_PROGRESS_LINGER_US * 1e-6) {
             plx_lock_relax();   /* the next request of a stream is likely on its way */
             continue;
         }
-        if (app_busy) {
-            plx_progress_async.st_park++;
-            plx_progress_async_park();
-            seen = plx_progress_async.app_gen;  /* what it polled while we were parked is past */
-        } else {
-            plx_progress_async_watch();         /* what it polls while we sleep counts */
-        }
+        plx_progress_async_watch();             /* what it polls while we sleep counts */
     }
     plx_lock_release();
     return NULL;
