@@ -39,11 +39,10 @@
  *    (checked before each of the thread's polls, so that it does not take
  *    from the application the packet that woke it), an application thread is
  *    driving the engine (a wait spinning, a loop of MPI_Test): the thread
- *    *parks*. It withdraws
- *    from the doorbells (so shared-memory senders stop ringing and TCP
- *    sockets stop waking it) and sleeps on its own eventfd for short
- *    periods (PLX_PROGRESS_PARK_MIN_US, doubling up to _MAX_US), reading
- *    `app_gen` without the lock when it wakes; it takes the lock again only
+ *    *parks*. It withdraws from the doorbells (so shared-memory senders stop
+ *    ringing and TCP sockets stop waking it) and sleeps on its own eventfd
+ *    for short periods (PLX_PROGRESS_PARK_MIN_US, doubling up to _MAX_US),
+ *    reading `app_gen` without the lock when it wakes; it takes the lock again only
  *    once the application has been quiet for a whole period, or when rung.
  *    So while the application communicates, its calls find the lock free:
  *    the thread costs them one uncontended mutex pair per call and at most
@@ -119,12 +118,6 @@ static struct {
     uint64_t st_work, st_watch, st_park, st_park_periods;
 } plx_progress_async;
 
-/* A parked thread looks again after PARK_MIN, then at doubling intervals up
- * to PARK_MAX while the application keeps polling: it takes over between
- * one and two periods after the application's last poll (~50-100 us after
- * a single call such as a barrier, at most ~2 ms after a long stretch of
- * communication), and costs ~1000 wake-ups a second while an application
- * thread communicates without pause. */
 /* After doing work the thread keeps polling this long before it sleeps: an
  * origin's operations often come back to back (the next one leaves when the
  * last is answered), and a sleeping thread must wait to be scheduled again,
@@ -132,6 +125,12 @@ static struct {
  * bench/async_target). Never when there was nothing to do, so an idle rank
  * still uses no CPU. */
 #define PLX_PROGRESS_LINGER_US 50
+/* A parked thread looks again after PARK_MIN, then at doubling intervals up
+ * to PARK_MAX while the application keeps polling: it takes over between
+ * one and two periods after the application's last poll (~50-100 us after
+ * a single call such as a barrier, at most ~2 ms after a long stretch of
+ * communication), and costs ~1000 wake-ups a second while an application
+ * thread communicates without pause. */
 #define PLX_PROGRESS_PARK_MIN_US 50
 #define PLX_PROGRESS_PARK_MAX_US 1000
 #define PLX_PROGRESS_SLEEP_MS 100
@@ -201,9 +200,9 @@ void plx_progress_kick(void)
         plx_progress_wake();
 }
 
-/* Out of line: only when another thread sleeps. */
 static void plx_progress_ring(void);
 
+/* Out of line: only when another thread sleeps. */
 static void plx_progress_wake(void)
 {
     if (plx_progress_mt.watching)
@@ -417,9 +416,9 @@ static void plx_progress_async_watch(void)
         fds[n].events = POLLIN;
         n++;
     }
-    plx_progress_mt.watching = 1;
     if (plx_progress_poll_engine() == 0 && !plx_progress_async.stop) {
         plx_progress_async.st_watch++;
+        plx_progress_mt.watching = 1;   /* from here, work done elsewhere rings us */
         plx_lock_release();
         (void)poll(fds, (nfds_t)n, PLX_PROGRESS_SLEEP_MS);
         plx_lock_acquire();
