@@ -170,6 +170,15 @@ BENCHMARKS: Tuple[Benchmark, ...] = (
                Metric("total_us", "time with computation", "us", "lower")),
               full=("-m", "16K:16M", "-i", "200", "-x", "20", "-I", "50", "-X", "5"),
               quick=("-m", "64K:16M", "-i", "50", "-x", "5", "-I", "10", "-X", "2")),
+    # asynchronous progress (issue 12): Plexus with --lib-env plexus:PLEXUS_ASYNC_PROGRESS=1
+    Benchmark("async_target", "async_target.c", "overlap",
+              "Target progress: MPI_Ssend latency, target idle in MPI vs computing outside it",
+              (Metric("idle_us", "target idle (mean)", "us", "lower"),
+               Metric("busy_us", "target computing (mean)", "us", "lower"),
+               Metric("busy_median_us", "target computing (median)", "us", "lower")),
+              full=("-m", "8:4M", "-i", "100", "-x", "10", "-I", "10", "-X", "1"),
+              quick=("-m", "8:1M", "-i", "50", "-x", "5", "-I", "10", "-X", "1"),
+              plot_groups=(("idle_us", "busy_us", "busy_median_us"),)),
     # start-up
     Benchmark("startup", "startup.c", "startup", "Start-up: MPI_Init + MPI_Finalize",
               (Metric("job_wall_ms", "job wall time (launcher included)", "ms", "lower"),

@@ -35,13 +35,14 @@
  *    between polls that found work (plx_lock_relax).
  *  - The two never take turns polling. Every poll made by an application
  *    thread bumps `app_gen` (a store under the lock the thread reads without
- *    it). When the thread finds nothing to do and the application has polled
- *    since it last looked, an application thread is driving the engine (a
- *    wait spinning, a loop of MPI_Test): the thread *parks*. It withdraws
- *    from the doorbells (so shared-memory senders stop ringing and TCP
- *    sockets stop waking it) and sleeps on its own eventfd for short
- *    periods (PLX_PROGRESS_PARK_MIN_US, doubling up to _MAX_US), reading
- *    `app_gen` without the lock when it wakes; it takes the lock again only
+ *    it). When the application has polled since the thread last looked
+ *    (checked before each of the thread's polls, so that it does not take
+ *    from the application the packet that woke it), an application thread is
+ *    driving the engine (a wait spinning, a loop of MPI_Test): the thread
+ *    *parks*. It withdraws from the doorbells (so shared-memory senders stop
+ *    ringing and TCP sockets stop waking it) and sleeps on its own eventfd
+ *    for short periods (PLX_PROGRESS_PARK_MIN_US, doubling up to _MAX_US),
+ *    reading `app_gen` without the lock when it wakes; it takes the lock again only
  *    once the application has been quiet for a whole period, or when rung.
  *    So while the application communicates, its calls find the lock free:
  *    the thread costs them one uncontended mutex pair per call and at most
@@ -117,12 +118,6 @@ static struct {
     uint64_t st_work, st_watch, st_park, st_park_periods;
 } plx_progress_async;
 
-/* A parked thread looks again after PARK_MIN, then at doubling intervals up
- * to PARK_MAX while the application keeps polling: it takes over between
- * one and two periods after the application's last poll (~50-100 us after
- * a single call such as a barrier, at most ~2 ms after a long stretch of
- * communication), and costs ~1000 wake-ups a second while an application
- * thread communicates without pause. */
 /* After doing work the thread keeps polling this long before it sleeps: an
  * origin's operations often come back to back (the next one leaves when the
  * last is answered), and a sleeping thread must wait to be scheduled again,
@@ -130,6 +125,12 @@ static struct {
  * bench/async_target). Never when there was nothing to do, so an idle rank
  * still uses no CPU. */
 #define PLX_PROGRESS_LINGER_US 50
+/* A parked thread looks again after PARK_MIN, then at doubling intervals up
+ * to PARK_MAX while the application keeps polling: it takes over between
+ * one and two periods after the application's last poll (~50-100 us after
+ * a single call such as a barrier, at most ~2 ms after a long stretch of
+ * communication), and costs ~1000 wake-ups a second while an application
+ * thread communicates without pause. */
 #define PLX_PROGRESS_PARK_MIN_US 50
 #define PLX_PROGRESS_PARK_MAX_US 1000
 #define PLX_PROGRESS_SLEEP_MS 100
@@ -199,9 +200,9 @@ void plx_progress_kick(void)
         plx_progress_wake();
 }
 
-/* Out of line: only when another thread sleeps. */
 static void plx_progress_ring(void);
 
+/* Out of line: only when another thread sleeps. */
 static void plx_progress_wake(void)
 {
     if (plx_progress_mt.watching)
@@ -415,9 +416,9 @@ static void plx_progress_async_watch(void)
         fds[n].events = POLLIN;
         n++;
     }
-    plx_progress_mt.watching = 1;
     if (plx_progress_poll_engine() == 0 && !plx_progress_async.stop) {
         plx_progress_async.st_watch++;
+        plx_progress_mt.watching = 1;   /* from here, work done elsewhere rings us */
         plx_lock_release();
         (void)poll(fds, (nfds_t)n, PLX_PROGRESS_SLEEP_MS);
         plx_lock_acquire();
@@ -437,6 +438,18 @@ static void *plx_progress_async_main(void *arg)
     unsigned long seen = plx_progress_async.app_gen;
     double last_work = 0.0;
     while (!plx_progress_async.stop) {
+        /* An application thread polled since we last looked (and none
+         * sleeps waiting for us): it drives the engine. Park before
+         * polling, so as not to take from it the packet that woke us. */
+        unsigned long gen = plx_progress_async.app_gen;
+        int app_busy = gen != seen && !plx_progress_mt.nwaiting;
+        seen = gen;
+        if (app_busy) {
+            plx_progress_async.st_park++;
+            plx_progress_async_park();
+            seen = plx_progress_async.app_gen;  /* what it polled while we were parked is past */
+            continue;
+        }
         if (plx_progress_poll_engine()) {
             plx_lock_relax();   /* application threads waiting for the lock go first */
             last_work = plx_util_now();
@@ -447,22 +460,11 @@ static void *plx_progress_async_main(void *arg)
             plx_progress_dump_requested = 0;
             plx_request_dump_pending();
         }
-        /* Nothing to do. If an application thread polled since we last
-         * looked (and none sleeps waiting for us), it drives the engine. */
-        unsigned long gen = plx_progress_async.app_gen;
-        int app_busy = gen != seen && !plx_progress_mt.nwaiting;
-        seen = gen;
-        if (!app_busy && plx_util_now() - last_work < PLX_PROGRESS_LINGER_US * 1e-6) {
+        if (plx_util_now() - last_work < PLX_PROGRESS_LINGER_US * 1e-6) {
             plx_lock_relax();   /* the next request of a stream is likely on its way */
             continue;
         }
-        if (app_busy) {
-            plx_progress_async.st_park++;
-            plx_progress_async_park();
-            seen = plx_progress_async.app_gen;  /* what it polled while we were parked is past */
-        } else {
-            plx_progress_async_watch();         /* what it polls while we sleep counts */
-        }
+        plx_progress_async_watch();             /* what it polls while we sleep counts */
     }
     plx_lock_release();
     return NULL;
