@@ -84,7 +84,7 @@ def test_sctp_unreachable_peer_ends_job(mpiexec, rail_exchange, sctp_transport, 
     assert rc != 0, "the job succeeded with its only rail down" + summary(job)
     peer0, peer1 = c.address(c.hosts[0], 0), c.address(c.hosts[1], 0)
     line = next((l for l in job.stderr.splitlines()
-                 if re.search(r"rank [01] \(host [^)]+\).*rank [01]", l)
+                 if re.search(r"rank [01] \(host [^)]+\).*rank [01] \(host [^)]+\)", l)
                  and (peer0 in l or peer1 in l)), None)
     assert line, "no message names both ranks and the peer's address" + summary(job)
     assert "timed out" not in job.stderr, "the job hung until mpiexec's timeout" + summary(job)

@@ -271,6 +271,7 @@ plx_status_t plx_sctp_connect(struct plx_sctp_peer *p)
         return PLX_OK;
     }
     int local = plx_procs.p[p->lpid].node_id == plx_procs.my_node;
+    snprintf(p->host, sizeof p->host, "%s", c.host);
     struct sockaddr_in addrs[PLX_TCP_CARD_MAX_ADDRS + 2];
     int n = 0;
     size_t l = 0;
@@ -457,9 +458,9 @@ static void plx_sctp_assoc_gone(struct plx_sctp_assoc *a, unsigned state)
                 plx_sctp_peer_drop_queue(p, PLX_ERR_PEER);
             } else {
                 plx_sctp_peer_fail(p, state != SCTP_CANT_STR_ASSOC,
-                                   "sctp: association between rank %d (host %s) and rank %d at %s ended: %s",
-                                   plx_procs.my_lpid, plx_sctp.host, a->lpid, p->addrs,
-                                   plx_sctp_state_str(state));
+                                   "sctp: association between rank %d (host %s) and rank %d (host %s) at %s "
+                                   "ended: %s", plx_procs.my_lpid, plx_sctp.host, a->lpid,
+                                   p->host[0] ? p->host : "?", p->addrs, plx_sctp_state_str(state));
             }
         }
     }
@@ -555,9 +556,9 @@ static void plx_sctp_check_deadlines(double now)
         struct plx_sctp_assoc *a = p->out;
         if (a)
             plx_sctp_abort(a, "no answer to the handshake in time");
-        plx_sctp_peer_fail(p, 0, "sctp: rank %d (host %s) could not reach rank %d at %s within "
+        plx_sctp_peer_fail(p, 0, "sctp: rank %d (host %s) could not reach rank %d (host %s) at %s within "
                            "PLEXUS_SCTP_CONNECT_TIMEOUT=%.0f s (%s)", plx_procs.my_lpid, plx_sctp.host, p->lpid,
-                           p->addrs, plx_sctp.timeout,
+                           p->host, p->addrs, plx_sctp.timeout,
                            p->state == PLX_SCTP_P_CONNECTING ? "no association" : "no HELLO_ACK");
     }
     struct plx_list *pos, *nx;

@@ -82,6 +82,7 @@ struct plx_sctp_peer {
     char *fail_why;
     int fail_ended;
     char addrs[160];            /* what we connect to, for messages */
+    char host[64];              /* its host (from its card; "?" if it connected to us first) */
 };
 
 struct plx_sctp_assoc {

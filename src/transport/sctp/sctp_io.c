@@ -282,7 +282,10 @@ static void plx_sctp_enqueue(struct plx_sctp_peer *p, unsigned s, const struct p
 
 static ssize_t plx_sctp_sendmsg(struct plx_sctp_assoc *a, unsigned s, const void *buf, size_t len)
 {
-    struct sctp_sndinfo si = { .snd_sid = (uint16_t)s, .snd_assoc_id = a->id };
+    /* SACK_IMMEDIATELY (the I bit): the receiver acknowledges the message
+     * at once instead of after its delayed-SACK timer; request/response
+     * traffic (RTS -> CTS -> DATA, ping-pong) otherwise waits for it */
+    struct sctp_sndinfo si = { .snd_sid = (uint16_t)s, .snd_flags = SCTP_SACK_IMMEDIATELY, .snd_assoc_id = a->id };
     return usrsctp_sendv(plx_sctp.so, buf, len, NULL, 0, &si, sizeof si, SCTP_SENDV_SNDINFO, 0);
 }
 
