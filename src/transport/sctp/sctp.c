@@ -1107,15 +1107,20 @@ static void plx_sctp_finalize(void)
             if (p && p->state == PLX_SCTP_P_OPEN)
                 plx_sctp_send_ctl(p, p->out, PLX_SCTP_PKT_BYE, NULL, 0);
         }
-        double end = plx_util_now() + PLX_SCTP_FINALIZE_SECONDS;
+        /* our data acknowledged, and the peer's BYE seen (bounded): an
+         * abort that reached a peer before our BYE was handed to it would be
+         * a failure there, if it is not finalizing yet */
+        double start = plx_util_now(), end = start + PLX_SCTP_FINALIZE_SECONDS;
         for (;;) {
             plx_sctp_poll();
-            int pending = 0;
+            int pending = 0, byes = plx_util_now() < start + PLX_SCTP_BYE_WAIT;
             for (int i = 0; i < plx_procs.n && !pending; i++) {
                 struct plx_sctp_peer *p = plx_sctp.peers[i];
                 if (!p)
                     continue;
                 if (p->state == PLX_SCTP_P_OPEN && (p->nqueued || (p->out && plx_sctp_unacked(p->out))))
+                    pending = 1;
+                if (p->state == PLX_SCTP_P_OPEN && byes && !p->said_bye)
                     pending = 1;
                 if (p->state == PLX_SCTP_P_CONNECTING || p->state == PLX_SCTP_P_HELLO_SENT)
                     pending = 1;
