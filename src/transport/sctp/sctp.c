@@ -1067,8 +1067,23 @@ static void *plx_sctp_finish_thread(void *arg)
     return NULL;
 }
 
+/* PLEXUS_DEBUG=1: usrsctp's own counters at finalize (retransmissions and
+ * output errors explain slow transfers). */
+static void plx_sctp_debug_stats(void)
+{
+    if (plx_log_debug < 1 || !plx_sctp.usrsctp_up)
+        return;
+    struct sctpstat st;
+    memset(&st, 0, sizeof st);
+    usrsctp_get_stat(&st);
+    plx_debug(1, "sctp: usrsctp: %u packets sent, %u DATA chunks retransmitted (%u fast), %u timeouts of "
+              "data, %u output errors", st.sctps_sendpackets, st.sctps_sendretransdata, st.sctps_sendfastretrans,
+              st.sctps_timodata, st.sctps_senderrors);
+}
+
 static void plx_sctp_stop_stack(void)
 {
+    plx_sctp_debug_stats();
     if (plx_sctp.so) {
         struct linger lg = { .l_onoff = 1, .l_linger = 0 };
         usrsctp_setsockopt(plx_sctp.so, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
