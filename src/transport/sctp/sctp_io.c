@@ -221,22 +221,38 @@ int plx_sctp_rx_drain(void)
     if (atomic_load(&plx_sctp.rx_pending) > 0)
         atomic_store(&plx_sctp.rx_pending, 0);
     pthread_mutex_unlock(&plx_sctp.rx_lock);
+    /* Two passes: notifications, control and matched streams first, then
+     * the rendezvous DATA streams. Streams are independent (each keeps its
+     * own order), so a ping that arrived behind megabytes of bulk data is
+     * handed up before they are copied. */
     int work = 0;
-    while (m) {
-        struct plx_sctp_rx *nx = m->next;
-        if (plx_sctp.initialized) {
-            if (m->notification) {
-                plx_sctp_notification(m);
-            } else {
-                struct plx_sctp_assoc *a = plx_sctp_assoc_find(m->assoc);
-                if (a && a->up)
-                    plx_sctp_on_data(a, m->sid, m->data, m->len);
+    unsigned half = plx_sctp.streams / 2;
+    struct plx_sctp_rx *later = NULL, **later_tail = &later;
+    for (int pass = 0; pass < 2; pass++) {
+        while (m) {
+            struct plx_sctp_rx *nx = m->next;
+            if (pass == 0 && !m->notification && m->sid >= half) {
+                m->next = NULL;
+                *later_tail = m;
+                later_tail = &m->next;
+                m = nx;
+                continue;
             }
+            if (plx_sctp.initialized) {
+                if (m->notification) {
+                    plx_sctp_notification(m);
+                } else {
+                    struct plx_sctp_assoc *a = plx_sctp_assoc_find(m->assoc);
+                    if (a && a->up)
+                        plx_sctp_on_data(a, m->sid, m->data, m->len);
+                }
+            }
+            free(m->data);
+            free(m);
+            m = nx;
+            work++;
         }
-        free(m->data);
-        free(m);
-        m = nx;
-        work++;
+        m = later;
     }
     return work;
 }
