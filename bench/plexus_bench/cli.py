@@ -33,8 +33,8 @@ def _ints(text: str) -> List[int]:
 def _transports(text: str) -> List[str]:
     vals = [x.strip() for x in text.split(",") if x.strip()]
     for v in vals:
-        if v not in ("shm", "tcp"):
-            raise argparse.ArgumentTypeError("transport must be shm or tcp, not %r" % v)
+        if v not in ("shm", "tcp", "sctp"):
+            raise argparse.ArgumentTypeError("transport must be shm, tcp or sctp, not %r" % v)
     return vals
 
 
@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-prefix", default=None,
                    help="another Plexus build or install (before a change): library plexus-base")
     p.add_argument("--transport", type=_transports, default=["shm"],
-                   help="shm and/or tcp (Plexus: PLEXUS_TRANSPORTS)")
+                   help="shm, tcp and/or sctp (Plexus: PLEXUS_TRANSPORTS; sctp is Plexus's "
+                        "only, the other libraries are skipped there)")
     p.add_argument("--ranks", type=_ints, default=None,
                    help="rank counts for collectives and multi-pair rate "
                         "(more than the cores = oversubscribed) [default: 2,4; quick: 2,4]")

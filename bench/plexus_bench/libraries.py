@@ -12,7 +12,7 @@ comparison is fair:
             between local ranks) and UCX_TLS=tcp,self (Debian's MPICH uses
             ch4:ucx). MPICH yields every MPIR_CVAR_POLLS_BEFORE_YIELD polls
             by default; nothing to add when oversubscribed.
-  Plexus    <prefix>/bin/mpiexec with PLEXUS_TRANSPORTS=shm or tcp; waiting
+  Plexus    <prefix>/bin/mpiexec with PLEXUS_TRANSPORTS=shm, tcp or sctp; waiting
             ranks sleep by design, so oversubscription needs no flag.
 """
 
@@ -36,6 +36,8 @@ class Library:
     lib_dir: Optional[str] = None  # added to LD_LIBRARY_PATH at run time
     apt_packages: Tuple[str, ...] = ()
     extra_env: Dict[str, str] = field(default_factory=dict)  # --lib-env
+    # the --transport values it runs on (issue 13: sctp is Plexus's only)
+    transports: Tuple[str, ...] = ("shm", "tcp")
 
     # -- availability -----------------------------------------------------
     def missing(self) -> Optional[str]:
@@ -167,11 +169,12 @@ def make_libraries(plexus_prefix: str, openmpi_mpicc: str = "mpicc.openmpi",
         # with the first: before/after figures from one run
         base = os.path.abspath(base_prefix)
         libs["plexus-base"] = Plexus("plexus-base", "Plexus (base)", os.path.join(base, "bin", "mpicc"),
-                                     os.path.join(base, "bin", "mpiexec"), lib_dir=os.path.join(base, "lib"))
+                                     os.path.join(base, "bin", "mpiexec"), lib_dir=os.path.join(base, "lib"),
+                                     transports=("shm", "tcp", "sctp"))
     return libs | {
         "plexus": Plexus("plexus", "Plexus", os.path.join(prefix, "bin", "mpicc"),
                          os.path.join(prefix, "bin", "mpiexec"),
-                         lib_dir=os.path.join(prefix, "lib")),
+                         lib_dir=os.path.join(prefix, "lib"), transports=("shm", "tcp", "sctp")),
         "openmpi": OpenMPI("openmpi", "Open MPI", openmpi_mpicc, openmpi_mpirun,
                            apt_packages=("openmpi-bin", "libopenmpi-dev")),
         "mpich": MPICH("mpich", "MPICH", mpich_mpicc, mpich_mpiexec,

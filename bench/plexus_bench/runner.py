@@ -375,6 +375,8 @@ class Runner:
             rec.reason = build.reason if build else "not built"
             return rec
         why = self.skip.get((lib.name, case.id))
+        if why is None and lib.name != "limit" and case.transport not in lib.transports:
+            why = "%s has no %s transport" % (lib.label or lib.name, case.transport)
         if why is None and self.timeouts.get(lib.name, 0) >= self.cfg.max_timeouts > 0:
             why = "%s timed out %d times already" % (lib.name, self.timeouts[lib.name])
         deadline = self.cfg.job_deadline()

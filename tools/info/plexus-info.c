@@ -30,10 +30,11 @@ int main(int argc, char **argv)
     printf("build: %s, prefix %s, compiled %s %s\n", PLX_BUILD_TYPE, PLX_PREFIX, __DATE__, __TIME__);
     printf("fortran bindings: %s\n", PLX_FORTRAN_INFO);
     printf("\ntransports:\n");
-    plx_route_describe(plx_info_line, NULL);
 #ifndef PLX_HAVE_SCTP
-    printf("  sctp  not built (usrsctp was not found at build time: install libusrsctp-dev and rebuild)\n");
+    printf("  sctp  not built (usrsctp was not found at build time, or PLEXUS_SCTP=OFF: install "
+           "libusrsctp-dev and rebuild)\n");
 #endif
+    plx_route_describe(plx_info_line, NULL);
     printf("\nprocess managers: PMI-1 (mpiexec, mpiexec.hydra), PMI-2 (srun --mpi=pmi2), %s\n",
            plx_pm_have_pmix() ? "PMIx (srun --mpi=pmix, prterun)" : "no PMIx (built without libpmix-dev)");
     printf("\nsettings (environment variables):\n");

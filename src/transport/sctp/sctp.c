@@ -271,6 +271,7 @@ plx_status_t plx_sctp_connect(struct plx_sctp_peer *p)
         return PLX_OK;
     }
     int local = plx_procs.p[p->lpid].node_id == plx_procs.my_node;
+    snprintf(p->host, sizeof p->host, "%s", c.host);
     struct sockaddr_in addrs[PLX_TCP_CARD_MAX_ADDRS + 2];
     int n = 0;
     size_t l = 0;
@@ -457,9 +458,9 @@ static void plx_sctp_assoc_gone(struct plx_sctp_assoc *a, unsigned state)
                 plx_sctp_peer_drop_queue(p, PLX_ERR_PEER);
             } else {
                 plx_sctp_peer_fail(p, state != SCTP_CANT_STR_ASSOC,
-                                   "sctp: association between rank %d (host %s) and rank %d at %s ended: %s",
-                                   plx_procs.my_lpid, plx_sctp.host, a->lpid, p->addrs,
-                                   plx_sctp_state_str(state));
+                                   "sctp: association between rank %d (host %s) and rank %d (host %s) at %s "
+                                   "ended: %s", plx_procs.my_lpid, plx_sctp.host, a->lpid,
+                                   p->host[0] ? p->host : "?", p->addrs, plx_sctp_state_str(state));
             }
         }
     }
@@ -555,9 +556,9 @@ static void plx_sctp_check_deadlines(double now)
         struct plx_sctp_assoc *a = p->out;
         if (a)
             plx_sctp_abort(a, "no answer to the handshake in time");
-        plx_sctp_peer_fail(p, 0, "sctp: rank %d (host %s) could not reach rank %d at %s within "
+        plx_sctp_peer_fail(p, 0, "sctp: rank %d (host %s) could not reach rank %d (host %s) at %s within "
                            "PLEXUS_SCTP_CONNECT_TIMEOUT=%.0f s (%s)", plx_procs.my_lpid, plx_sctp.host, p->lpid,
-                           p->addrs, plx_sctp.timeout,
+                           p->host, p->addrs, plx_sctp.timeout,
                            p->state == PLX_SCTP_P_CONNECTING ? "no association" : "no HELLO_ACK");
     }
     struct plx_list *pos, *nx;
@@ -1066,8 +1067,23 @@ static void *plx_sctp_finish_thread(void *arg)
     return NULL;
 }
 
+/* PLEXUS_DEBUG=1: usrsctp's own counters at finalize (retransmissions and
+ * output errors explain slow transfers). */
+static void plx_sctp_debug_stats(void)
+{
+    if (plx_log_debug < 1 || !plx_sctp.usrsctp_up)
+        return;
+    struct sctpstat st;
+    memset(&st, 0, sizeof st);
+    usrsctp_get_stat(&st);
+    plx_debug(1, "sctp: usrsctp: %u packets sent, %u DATA chunks retransmitted (%u fast), %u timeouts of "
+              "data, %u output errors", st.sctps_sendpackets, st.sctps_sendretransdata, st.sctps_sendfastretrans,
+              st.sctps_timodata, st.sctps_senderrors);
+}
+
 static void plx_sctp_stop_stack(void)
 {
+    plx_sctp_debug_stats();
     if (plx_sctp.so) {
         struct linger lg = { .l_onoff = 1, .l_linger = 0 };
         usrsctp_setsockopt(plx_sctp.so, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
@@ -1106,15 +1122,20 @@ static void plx_sctp_finalize(void)
             if (p && p->state == PLX_SCTP_P_OPEN)
                 plx_sctp_send_ctl(p, p->out, PLX_SCTP_PKT_BYE, NULL, 0);
         }
-        double end = plx_util_now() + PLX_SCTP_FINALIZE_SECONDS;
+        /* our data acknowledged, and the peer's BYE seen (bounded): an
+         * abort that reached a peer before our BYE was handed to it would be
+         * a failure there, if it is not finalizing yet */
+        double start = plx_util_now(), end = start + PLX_SCTP_FINALIZE_SECONDS;
         for (;;) {
             plx_sctp_poll();
-            int pending = 0;
+            int pending = 0, byes = plx_util_now() < start + PLX_SCTP_BYE_WAIT;
             for (int i = 0; i < plx_procs.n && !pending; i++) {
                 struct plx_sctp_peer *p = plx_sctp.peers[i];
                 if (!p)
                     continue;
                 if (p->state == PLX_SCTP_P_OPEN && (p->nqueued || (p->out && plx_sctp_unacked(p->out))))
+                    pending = 1;
+                if (p->state == PLX_SCTP_P_OPEN && byes && !p->said_bye)
                     pending = 1;
                 if (p->state == PLX_SCTP_P_CONNECTING || p->state == PLX_SCTP_P_HELLO_SENT)
                     pending = 1;

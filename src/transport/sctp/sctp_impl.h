@@ -24,7 +24,8 @@
 #include "util/iface.h"
 
 #define PLX_SCTP_MAX_STREAMS 256
-#define PLX_SCTP_FINALIZE_SECONDS 10.0
+#define PLX_SCTP_FINALIZE_SECONDS 10.0    /* finalize waits this long at most for its data to be acknowledged */
+#define PLX_SCTP_BYE_WAIT 3.0           /* ... and this long for the peers' BYE */
 
 /* A message (or a notification) from usrsctp's threads, as received. */
 struct plx_sctp_rx {
@@ -82,6 +83,7 @@ struct plx_sctp_peer {
     char *fail_why;
     int fail_ended;
     char addrs[160];            /* what we connect to, for messages */
+    char host[64];              /* its host (from its card; "?" if it connected to us first) */
 };
 
 struct plx_sctp_assoc {

@@ -221,22 +221,38 @@ int plx_sctp_rx_drain(void)
     if (atomic_load(&plx_sctp.rx_pending) > 0)
         atomic_store(&plx_sctp.rx_pending, 0);
     pthread_mutex_unlock(&plx_sctp.rx_lock);
+    /* Two passes: notifications, control and matched streams first, then
+     * the rendezvous DATA streams. Streams are independent (each keeps its
+     * own order), so a ping that arrived behind megabytes of bulk data is
+     * handed up before they are copied. */
     int work = 0;
-    while (m) {
-        struct plx_sctp_rx *nx = m->next;
-        if (plx_sctp.initialized) {
-            if (m->notification) {
-                plx_sctp_notification(m);
-            } else {
-                struct plx_sctp_assoc *a = plx_sctp_assoc_find(m->assoc);
-                if (a && a->up)
-                    plx_sctp_on_data(a, m->sid, m->data, m->len);
+    unsigned half = plx_sctp.streams / 2;
+    struct plx_sctp_rx *later = NULL, **later_tail = &later;
+    for (int pass = 0; pass < 2; pass++) {
+        while (m) {
+            struct plx_sctp_rx *nx = m->next;
+            if (pass == 0 && !m->notification && m->sid >= half) {
+                m->next = NULL;
+                *later_tail = m;
+                later_tail = &m->next;
+                m = nx;
+                continue;
             }
+            if (plx_sctp.initialized) {
+                if (m->notification) {
+                    plx_sctp_notification(m);
+                } else {
+                    struct plx_sctp_assoc *a = plx_sctp_assoc_find(m->assoc);
+                    if (a && a->up)
+                        plx_sctp_on_data(a, m->sid, m->data, m->len);
+                }
+            }
+            free(m->data);
+            free(m);
+            m = nx;
+            work++;
         }
-        free(m->data);
-        free(m);
-        m = nx;
-        work++;
+        m = later;
     }
     return work;
 }
@@ -282,7 +298,10 @@ static void plx_sctp_enqueue(struct plx_sctp_peer *p, unsigned s, const struct p
 
 static ssize_t plx_sctp_sendmsg(struct plx_sctp_assoc *a, unsigned s, const void *buf, size_t len)
 {
-    struct sctp_sndinfo si = { .snd_sid = (uint16_t)s, .snd_assoc_id = a->id };
+    /* SACK_IMMEDIATELY (the I bit): the receiver acknowledges the message
+     * at once instead of after its delayed-SACK timer; request/response
+     * traffic (RTS -> CTS -> DATA, ping-pong) otherwise waits for it */
+    struct sctp_sndinfo si = { .snd_sid = (uint16_t)s, .snd_flags = SCTP_SACK_IMMEDIATELY, .snd_assoc_id = a->id };
     return usrsctp_sendv(plx_sctp.so, buf, len, NULL, 0, &si, sizeof si, SCTP_SENDV_SNDINFO, 0);
 }
 
