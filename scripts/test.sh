@@ -60,6 +60,7 @@ if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPLEXUS_SANITIZE=ON -DPLEX
     run_ctest build-asan -j"$jobs" -R '^mpi\.(io_access|io_coll|io_errors)\.np(2|4)$'
     # intercommunicators, idup, ports and joins (issue 16)
     run_ctest build-asan -j"$jobs" -R '^mpi\.(intercomm|dynamic)\.np(2|3|4)$'
+    run_ctest build-asan -j"$jobs" -R '^mpi\.(spawn\.np(2|4)|spawn_usize\.np2|two_jobs\.np2\+3)$'
     unset ASAN_OPTIONS UBSAN_OPTIONS
 else
     tail -50 build-asan.log

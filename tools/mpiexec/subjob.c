@@ -123,6 +123,7 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
 {
     struct plx_mpiexec *m = &plx_mpiexec;
     (void)ctx;
+    plx_subjob_check();         /* spawned jobs that ended no longer count */
     if (m->phase != PLX_MPIEXEC_RUNNING) {
         snprintf(err, errlen, "the job is ending");
         return -1;
@@ -134,17 +135,6 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
     int total = 0, nprocs[s->count];
     for (int i = 0; i < s->count; i++)
         total += nprocs[i] = s->cmds[i].nprocs;
-    if (m->usize > 0) {
-        int room = m->usize - m->size - m->spawned_live;
-        const char *soft = s->count == 1 ? plx_subjob_info(&s->cmds[0], "soft") : NULL;
-        if (total > room && soft && plx_subjob_soft(soft, room) > 0)
-            total = nprocs[0] = plx_subjob_soft(soft, room);
-        if (total > room) {
-            snprintf(err, errlen, "%d processes requested, but the universe (mpiexec -usize %d) has room for %d "
-                     "more (%d running)", total, m->usize, room < 0 ? 0 : room, m->size + m->spawned_live);
-            return -1;
-        }
-    }
     const struct plx_pmisrv_spawn_cmd *c0 = &s->cmds[0];
     const char *host = NULL, *hostfile = NULL, *wdir = NULL, *path = NULL;
     for (int i = 0; i < s->count; i++) {
@@ -163,6 +153,17 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
         return -1;
     }
 
+    if (m->usize > 0) {
+        int room = m->usize - m->size - m->spawned_live;
+        const char *soft = s->count == 1 ? plx_subjob_info(&s->cmds[0], "soft") : NULL;
+        if (total > room && soft && plx_subjob_soft(soft, room) > 0)
+            total = nprocs[0] = plx_subjob_soft(soft, room);
+        if (total > room) {
+            snprintf(err, errlen, "%d processes requested, but the universe (mpiexec -usize %d) has room for %d "
+                     "more (%d running)", total, m->usize, room < 0 ? 0 : room, m->size + m->spawned_live);
+            return -1;
+        }
+    }
     /* the sub-job's command line */
     char **argv = NULL, self[PATH_MAX], usize[32], hosts[4096] = "", num[s->count][16];
     int n = 0, cap = 0;
