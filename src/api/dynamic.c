@@ -609,6 +609,8 @@ static int plx_dyn_spawn(const char *fn, int count, char *cmds[], char **argvs[]
     int total = 0, fd = -1, err = MPI_SUCCESS;
     if (c->rank == root) {
         /* the arguments count at the root only */
+        if (count <= 0)
+            err = plx_api_err(c, fn, MPI_ERR_ARG, "argument 'count' is %d; it must be positive", count);
         for (int i = 0; i < count && err == MPI_SUCCESS; i++) {
             if (!cmds || !cmds[i] || !cmds[i][0])
                 err = plx_api_err(c, fn, MPI_ERR_SPAWN, "command %d is NULL or empty", i);
@@ -690,15 +692,6 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
                              MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
     static const char fn[] = "MPI_Comm_spawn_multiple";
-    if (count <= 0) {
-        plx_api_lock();
-        struct plx_comm *c;
-        int rc = plx_api_intracomm(comm, &c, fn);
-        if (rc == MPI_SUCCESS)
-            rc = plx_api_err(c, fn, MPI_ERR_ARG, "argument 'count' is %d; it must be positive", count);
-        plx_api_unlock();
-        return rc;
-    }
     return plx_dyn_spawn(fn, count, array_of_commands, array_of_argv == MPI_ARGVS_NULL ? NULL : array_of_argv,
                          array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 }
