@@ -300,11 +300,19 @@ int plx_subjob_live(void)
     return live;
 }
 
+/* A sub-job's mpiexec is asked to end (SIGTERM) before it is killed: it
+ * then ends its own ranks (and reaps them) as any mpiexec does. */
 void plx_subjob_signal(int sig)
 {
-    for (int i = 0; i < plx_mpiexec.nsubjobs; i++)
-        if (!plx_mpiexec.subjobs[i].exited)
-            kill(plx_mpiexec.subjobs[i].pid, sig);
+    for (int i = 0; i < plx_mpiexec.nsubjobs; i++) {
+        struct plx_subjob *sj = &plx_mpiexec.subjobs[i];
+        if (sj->exited)
+            continue;
+        if (sig == SIGKILL && !sj->termed)
+            sig = SIGTERM;
+        sj->termed |= sig == SIGTERM;
+        kill(sj->pid, sig);
+    }
 }
 
 int plx_subjob_report(int code)
