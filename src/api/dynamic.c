@@ -310,9 +310,7 @@ static int plx_dyn_meet(struct plx_comm *c, int root, int fd, int first, int err
         int32_t n = c->size, m = -1;
         for (int i = 0; i < c->size && st == PLX_OK; i++)
             if (!all[(size_t)i * PLX_DYN_CARD])
-                st = PLX_ERR_UNSUPPORTED;       /* a member with no transport for other jobs */
-        if (st != PLX_OK)
-            n = -1;
+                n = -1;                         /* a member with no transport for other jobs */
         int ok = 1;
         for (int pass = 0; pass < 2 && ok; pass++) {
             if ((pass == 0) == (first != 0)) {
