@@ -62,6 +62,7 @@ if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPLEXUS_SANITIZE=ON -DPLEX
     run_ctest build-asan -j"$jobs" -R '^mpi\.(intercomm|dynamic)\.np(2|3|4)$'
     # the asynchronous progress thread (issue 12): its start, its work and its join at finalize
     run_ctest build-asan -j"$jobs" -R '^mpi\.(async_progress|async_rma_am_shm|async_rma_am_tcp)\.np2$'
+    run_ctest build-asan -j"$jobs" -R '^mpi\.(spawn\.np(2|4)|spawn_usize\.np2|two_jobs\.np2\+3)$'
     unset ASAN_OPTIONS UBSAN_OPTIONS
 else
     tail -50 build-asan.log

@@ -310,9 +310,7 @@ static int plx_dyn_meet(struct plx_comm *c, int root, int fd, int first, int err
         int32_t n = c->size, m = -1;
         for (int i = 0; i < c->size && st == PLX_OK; i++)
             if (!all[(size_t)i * PLX_DYN_CARD])
-                st = PLX_ERR_UNSUPPORTED;       /* a member with no transport for other jobs */
-        if (st != PLX_OK)
-            n = -1;
+                n = -1;                         /* a member with no transport for other jobs */
         int ok = 1;
         for (int pass = 0; pass < 2 && ok; pass++) {
             if ((pass == 0) == (first != 0)) {
@@ -609,6 +607,8 @@ static int plx_dyn_spawn(const char *fn, int count, char *cmds[], char **argvs[]
     int total = 0, fd = -1, err = MPI_SUCCESS;
     if (c->rank == root) {
         /* the arguments count at the root only */
+        if (count <= 0)
+            err = plx_api_err(c, fn, MPI_ERR_ARG, "argument 'count' is %d; it must be positive", count);
         for (int i = 0; i < count && err == MPI_SUCCESS; i++) {
             if (!cmds || !cmds[i] || !cmds[i][0])
                 err = plx_api_err(c, fn, MPI_ERR_SPAWN, "command %d is NULL or empty", i);
@@ -690,15 +690,6 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
                              MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
     static const char fn[] = "MPI_Comm_spawn_multiple";
-    if (count <= 0) {
-        plx_api_lock();
-        struct plx_comm *c;
-        int rc = plx_api_intracomm(comm, &c, fn);
-        if (rc == MPI_SUCCESS)
-            rc = plx_api_err(c, fn, MPI_ERR_ARG, "argument 'count' is %d; it must be positive", count);
-        plx_api_unlock();
-        return rc;
-    }
     return plx_dyn_spawn(fn, count, array_of_commands, array_of_argv == MPI_ARGVS_NULL ? NULL : array_of_argv,
                          array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 }

@@ -113,8 +113,11 @@ void plx_inter_gatherv_sched(struct plx_sched *s, const void *sbuf, MPI_Aint sco
     struct plx_comm *c = s->comm;
     if (root == MPI_PROC_NULL)
         return;
+    /* a count of 0 is no message on either side (the root skips it too): a
+     * receive posted for it would wait for ever (mpi4py's test_cco_vec_inter) */
     if (root != MPI_ROOT) {
-        plx_sched_send(s, sbuf, scount, sdt, root);
+        if (scount > 0)
+            plx_sched_send(s, sbuf, scount, sdt, root);
         return;
     }
     for (int i = 0; i < c->size; i++)
@@ -130,7 +133,8 @@ void plx_inter_scatterv_sched(struct plx_sched *s, const void *sbuf, const MPI_C
     if (root == MPI_PROC_NULL)
         return;
     if (root != MPI_ROOT) {
-        plx_sched_recv(s, rbuf, rcount, rdt, root);
+        if (rcount > 0)         /* as in gatherv: 0 is no message */
+            plx_sched_recv(s, rbuf, rcount, rdt, root);
         return;
     }
     for (int i = 0; i < c->size; i++)

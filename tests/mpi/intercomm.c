@@ -240,6 +240,28 @@ static void test_rooted(struct ic *t, MPI_Comm c, int nb)
     free(dsp);
 }
 
+/* Scatterv and Gatherv where every count is 0 (no message at all), then a
+ * Bcast that must still match: mpi4py's test_cco_vec_inter hung here when
+ * the receivers of a Scatterv posted a 0-byte receive the root never sent. */
+static void test_zero_counts(struct ic *t, MPI_Comm c)
+{
+    int side = t->side, r = t->r, R = t->R;
+    int *cnt = calloc((size_t)R + 1, sizeof(int)), *dsp = calloc((size_t)R + 1, sizeof(int));
+    int dummy = -7, x = -1;
+    for (int from = 0; from < 2; from++) {
+        int root = side == from ? (r == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        PLX_CHECK_MPI(MPI_Scatterv(&dummy, cnt, dsp, MPI_INT, &x, 0, MPI_INT, root, c));
+        PLX_CHECK_MPI(MPI_Gatherv(&dummy, 0, MPI_INT, &x, cnt, dsp, MPI_INT, root, c));
+        PLX_CHECK_EQ(x, -1, "a 0-count Scatterv/Gatherv writes nothing");
+        int b = root == MPI_ROOT ? 4242 + from : -1;
+        PLX_CHECK_MPI(MPI_Bcast(&b, 1, MPI_INT, root, c));
+        if (side != from)
+            PLX_CHECK_EQ(b, 4242 + from, "Bcast after 0-count Scatterv/Gatherv");
+    }
+    free(cnt);
+    free(dsp);
+}
+
 static void test_all(struct ic *t, MPI_Comm c, int nb)
 {
     int L = t->L, R = t->R, r = t->r, side = t->side, other = 1 - side;
@@ -693,6 +715,7 @@ int main(int argc, char **argv)
     test_rooted(&t, t.comm, 1);
     test_all(&t, t.comm, 0);
     test_all(&t, t.comm, 1);
+    test_zero_counts(&t, t.comm);
     test_merge(&t);
     test_dup_split_create(&t);
     test_idup(&t);

@@ -47,16 +47,11 @@ plexus)
     launch=("$prefix/bin/mpiexec" --timeout "$limit")
     # a venv built earlier elsewhere still loads this installation's library
     export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    # Plexus has no dynamic processes (MPI_Comm_spawn): mpi4py.futures'
-    # pool tests would wait for workers that never start. Nor MPICH's ULFM
-    # calls: mpi4py's stand-in for MPIX_Comm_iagree completes on some ranks
-    # and not others, and at 4 ranks test_ulfm then hangs (2 ranks in
-    # MPI_Barrier, 2 in MPI_Comm_dup). And, since intercommunicators arrived
-    # (issue 16), mpi4py's intercommunicator modules: at 2 ranks its
-    # test_cco_vec_inter left the two sides one collective apart (a
-    # Scatterv waiting on both sides) -- not understood yet, named in the
-    # issue notes; Plexus's own intercommunicator tests (mpi.intercomm) pass.
-    exclude=(-e test_util_pool -e test_ulfm -e _inter -e test_util_pkl5)
+    # MPICH's ULFM calls: mpi4py's stand-in for MPIX_Comm_iagree completes
+    # on some ranks and not others, and at 4 ranks test_ulfm then hangs (2
+    # ranks in MPI_Barrier, 2 in MPI_Comm_dup). (Spawn, mpi4py.futures' pool
+    # and the intercommunicator modules run since session 6 of issue 16.)
+    exclude=(-e test_ulfm)
     stamp_src=$prefix/include/mpi.h ;;
 mpich)
     mpicc=$(command -v mpicc.mpich) || { echo "run.sh: mpicc.mpich not installed" >&2; exit 2; }

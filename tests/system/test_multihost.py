@@ -1186,3 +1186,13 @@ def test_spawn_with_host_key_runs_children_there(mpiexec, spawn_host, test_hosts
     assert sorted(l for l in lines(job.stdout) if l.startswith("child ")) == \
         ["child 0 on %s" % h2, "child 1 on %s" % h2], job.stdout
 
+
+def test_timeout_ends_spawned_jobs_too(mpiexec, spawn_host, marker, launch):
+    """--timeout: the parent and its spawned children all hang; mpiexec asks
+    the spawned job's mpiexec to end (SIGTERM before SIGKILL), exits 124, and
+    no process of either job is left (the marker and launch fixtures check)."""
+    job = launch([mpiexec, "--timeout", "4", "-n", "1", spawn_host, "--hang", "2", marker], timeout=60)
+    assert job.proc.returncode == 124, job.stdout + job.stderr
+    assert job.stdout.count("child waiting") == 2, job.stdout
+    assert "timed out" in job.stderr, job.stderr
+

@@ -478,9 +478,13 @@ void plx_mpiexec_kill_all(int sig)
         plx_spawn_signal(&plx_mpiexec.ranks[r].proc, sig, 1);
     if (plx_mpiexec.multi)
         plx_mpiexec_remote_signal(sig, 1);
-    /* spawned jobs end on their own after a normal end (not the "leftovers" SIGKILL) */
-    if (sig != SIGKILL || plx_mpiexec.phase != PLX_MPIEXEC_RUNNING)
+    /* Spawned jobs: not the "leftovers" SIGKILL once every rank of ours is
+     * gone (after a normal end they end on their own; when the job is
+     * ending they have had SIGTERM and end their ranks themselves). */
+    if (sig != SIGKILL || plx_mpiexec.nexited < plx_mpiexec.size)
         plx_subjob_signal(sig);
+    else if (plx_mpiexec.phase != PLX_MPIEXEC_RUNNING)
+        plx_subjob_signal(SIGTERM);
 }
 
 const char *plx_mpiexec_rank_name(int rank, char *buf, size_t len)

@@ -105,6 +105,7 @@ struct plx_subjob {
     pid_t pid;                  /* its mpiexec */
     int nprocs;
     int exited;
+    int termed;                 /* sent SIGTERM: a SIGKILL may follow */
     char what[256];
 };
 

@@ -123,6 +123,7 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
 {
     struct plx_mpiexec *m = &plx_mpiexec;
     (void)ctx;
+    plx_subjob_check();         /* spawned jobs that ended no longer count */
     if (m->phase != PLX_MPIEXEC_RUNNING) {
         snprintf(err, errlen, "the job is ending");
         return -1;
@@ -134,17 +135,6 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
     int total = 0, nprocs[s->count];
     for (int i = 0; i < s->count; i++)
         total += nprocs[i] = s->cmds[i].nprocs;
-    if (m->usize > 0) {
-        int room = m->usize - m->size - m->spawned_live;
-        const char *soft = s->count == 1 ? plx_subjob_info(&s->cmds[0], "soft") : NULL;
-        if (total > room && soft && plx_subjob_soft(soft, room) > 0)
-            total = nprocs[0] = plx_subjob_soft(soft, room);
-        if (total > room) {
-            snprintf(err, errlen, "%d processes requested, but the universe (mpiexec -usize %d) has room for %d "
-                     "more (%d running)", total, m->usize, room < 0 ? 0 : room, m->size + m->spawned_live);
-            return -1;
-        }
-    }
     const struct plx_pmisrv_spawn_cmd *c0 = &s->cmds[0];
     const char *host = NULL, *hostfile = NULL, *wdir = NULL, *path = NULL;
     for (int i = 0; i < s->count; i++) {
@@ -163,6 +153,17 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
         return -1;
     }
 
+    if (m->usize > 0) {
+        int room = m->usize - m->size - m->spawned_live;
+        const char *soft = s->count == 1 ? plx_subjob_info(&s->cmds[0], "soft") : NULL;
+        if (total > room && soft && plx_subjob_soft(soft, room) > 0)
+            total = nprocs[0] = plx_subjob_soft(soft, room);
+        if (total > room) {
+            snprintf(err, errlen, "%d processes requested, but the universe (mpiexec -usize %d) has room for %d "
+                     "more (%d running)", total, m->usize, room < 0 ? 0 : room, m->size + m->spawned_live);
+            return -1;
+        }
+    }
     /* the sub-job's command line */
     char **argv = NULL, self[PATH_MAX], usize[32], hosts[4096] = "", num[s->count][16];
     int n = 0, cap = 0;
@@ -299,11 +300,19 @@ int plx_subjob_live(void)
     return live;
 }
 
+/* A sub-job's mpiexec is asked to end (SIGTERM) before it is killed: it
+ * then ends its own ranks (and reaps them) as any mpiexec does. */
 void plx_subjob_signal(int sig)
 {
-    for (int i = 0; i < plx_mpiexec.nsubjobs; i++)
-        if (!plx_mpiexec.subjobs[i].exited)
-            kill(plx_mpiexec.subjobs[i].pid, sig);
+    for (int i = 0; i < plx_mpiexec.nsubjobs; i++) {
+        struct plx_subjob *sj = &plx_mpiexec.subjobs[i];
+        if (sj->exited)
+            continue;
+        if (sig == SIGKILL && !sj->termed)
+            sig = SIGTERM;
+        sj->termed |= sig == SIGTERM;
+        kill(sj->pid, sig);
+    }
 }
 
 int plx_subjob_report(int code)

@@ -5,6 +5,9 @@
  *                          sends its host name and rank; point-to-point and an
  *                          allreduce are checked; prints "child R on H" lines
  *                          and "spawn-host ok".
+ *   spawn_host --hang N [MARK]  spawns N children on this host and then the
+ *                          parent and the children wait for a message that never
+ *                          comes (for mpiexec --timeout: nothing may be left).
  */
 #define _DEFAULT_SOURCE
 #include <mpi.h>
@@ -28,6 +31,22 @@ int main(int argc, char **argv)
     MPI_Comm_get_parent(&parent);
     char host[256] = "";
     gethostname(host, sizeof host - 1);
+    if (parent != MPI_COMM_NULL && argc > 1 && !strcmp(argv[1], "hang")) {
+        int x;
+        printf("child waiting\n");
+        fflush(stdout);
+        MPI_Recv(&x, 1, MPI_INT, 0, 5, parent, MPI_STATUS_IGNORE);
+        die("a message that never comes came");
+    }
+    if (parent == MPI_COMM_NULL && argc > 2 && !strcmp(argv[1], "--hang")) {
+        char *hargs[] = { "hang", argc > 3 ? argv[3] : "-", NULL };
+        if (MPI_Comm_spawn(argv[0], hargs, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE) !=
+            MPI_SUCCESS)
+            die("MPI_Comm_spawn");
+        int x;
+        MPI_Recv(&x, 1, MPI_INT, 0, 5, ic, MPI_STATUS_IGNORE);
+        die("a message that never comes came");
+    }
     if (parent != MPI_COMM_NULL) {
         int lr;
         MPI_Comm_rank(parent, &lr);
