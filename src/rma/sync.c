@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "coll/coll.h"
+#include "core/lock.h"
 #include "progress/progress.h"
 #include "rma/rma.h"
 
@@ -63,6 +64,7 @@ static void plx_rma_wait_flag(const uint8_t *flag)
 static void plx_rma_pause(unsigned *spins)
 {
     plx_progress_poll();
+    plx_lock_relax();           /* other threads of this process may need MPI meanwhile */
     if (++*spins > 64)
         sched_yield();
 #if defined(__x86_64__) || defined(__i386__)

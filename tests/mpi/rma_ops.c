@@ -286,6 +286,80 @@ static void round_trip(MPI_Win win, char *mem, int mode, int flav)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Every predefined reduction through MPI_Accumulate from every rank into rank 0 (fence epoch), at
+ * [8192, 8192 + 16 * 8): one int slot per op, then doubles and MPI_DOUBLE_INT (MINLOC). */
+static void all_ops(MPI_Win win, char *mem, const char *flav)
+{
+    static const MPI_Op ops[] = { MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR,
+                                  MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_REPLACE, MPI_NO_OP };
+    static const char *names[] = { "MAX", "MIN", "SUM", "PROD", "LAND", "BAND", "LOR", "BOR", "LXOR", "BXOR",
+                                   "REPLACE", "NO_OP" };
+    const int nops = (int)(sizeof ops / sizeof ops[0]);
+    const int init = 6;
+    int *slot = (int *)(mem + 8192);
+    double *dslot = (double *)(mem + 8192 + 16 * sizeof(int));
+    struct { double v; int l; } *pair = (void *)(mem + 8192 + 16 * sizeof(int) + 2 * sizeof(double));
+    for (int k = 0; k < nops; k++)
+        slot[k] = init;
+    dslot[0] = 1.0;
+    dslot[1] = 1.0;
+    pair->v = 1e9;
+    pair->l = -1;
+    MPI_Win_sync(win);
+    PLX_CHECK_MPI(MPI_Win_fence(0, win));
+    for (int k = 0; k < nops; k++) {
+        int v = (k >= 4 && k <= 9) ? (rank + 1) % 4 : rank + 2;
+        PLX_CHECK_MPI(MPI_Accumulate(&v, 1, MPI_INT, 0, D(0, 8192 + k * (int)sizeof(int)), 1, MPI_INT, ops[k], win));
+    }
+    double dv = 0.5 + rank;
+    PLX_CHECK_MPI(MPI_Accumulate(&dv, 1, MPI_DOUBLE, 0, D(0, 8192 + 16 * sizeof(int)), 1, MPI_DOUBLE, MPI_SUM, win));
+    PLX_CHECK_MPI(MPI_Accumulate(&dv, 1, MPI_DOUBLE, 0, D(0, 8192 + 16 * sizeof(int) + sizeof(double)), 1, MPI_DOUBLE,
+                                 MPI_PROD, win));
+    struct { double v; int l; } mine = { (double)(size - rank), rank };   /* MINLOC: the last rank */
+    PLX_CHECK_MPI(MPI_Accumulate(&mine, 1, MPI_DOUBLE_INT, 0, D(0, 8192 + 16 * sizeof(int) + 2 * sizeof(double)), 1,
+                                 MPI_DOUBLE_INT, MPI_MINLOC, win));
+    PLX_CHECK_MPI(MPI_Win_fence(0, win));
+    if (rank == 0) {
+        char what[128];
+        for (int k = 0; k < nops; k++) {
+            long long e = init;
+            int any_replace = 0;
+            for (int r = 0; r < size; r++) {
+                int v = (k >= 4 && k <= 9) ? (r + 1) % 4 : r + 2;
+                switch (k) {
+                case 0: e = e > v ? e : v; break;
+                case 1: e = e < v ? e : v; break;
+                case 2: e += v; break;
+                case 3: e *= v; break;
+                case 4: e = e && v; break;
+                case 5: e &= v; break;
+                case 6: e = e || v; break;
+                case 7: e |= v; break;
+                case 8: e = !e != !v; break;
+                case 9: e ^= v; break;
+                case 10: any_replace |= slot[k] == v; break;
+                default: break;
+                }
+            }
+            snprintf(what, sizeof what, "%s: accumulate with MPI_%s", flav, names[k]);
+            if (k == 10)
+                PLX_CHECK(any_replace, "%s: got %d, no rank's value", what, slot[k]);
+            else
+                PLX_CHECK_EQ(slot[k], e, what);
+        }
+        double es = 1.0, ep = 1.0;
+        for (int r = 0; r < size; r++) {
+            es += 0.5 + r;
+            ep *= 0.5 + r;
+        }
+        snprintf(what, sizeof what, "%s: double SUM and PROD", flav);
+        PLX_CHECK(dslot[0] == es && dslot[1] == ep, "%s: got %g %g, expected %g %g", what, dslot[0], dslot[1], es, ep);
+        snprintf(what, sizeof what, "%s: MINLOC", flav);
+        PLX_CHECK(pair->v == 1.0 && pair->l == size - 1, "%s: got (%g, %d)", what, pair->v, pair->l);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     plx_test_init(&argc, &argv, "rma_ops");
@@ -332,6 +406,8 @@ int main(int argc, char **argv)
         MPI_Allgather(&mine, 1, MPI_AINT, dbase, 1, MPI_AINT, MPI_COMM_WORLD);
         for (int mode = 0; mode < M_NMODES; mode++)
             round_trip(win, mem, mode, flav);
+        all_ops(win, mem, flav_name[flav]);
+        PLX_CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
         if (flav == F_DYNAMIC)
             PLX_CHECK_MPI(MPI_Win_detach(win, region));
         PLX_CHECK_MPI(MPI_Win_free(&win));
