@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/config.h"
 #include "core/log.h"
 #include "core/runtime.h"
 #include "progress/progress.h"
@@ -467,6 +468,35 @@ void plx_rma_target_span(MPI_Aint tcount, const struct plx_datatype *tdt, MPI_Ai
     }
 }
 
+/* Put and get of a create-flavour window to a rank of this node by
+ * cross-memory attach (process_vm_writev/readv through the shared-memory
+ * channel), when the kernel allows it: the target does nothing. The range
+ * was checked by the caller against the target's window. 1 when done. */
+static int plx_rma_cma(struct plx_win *w, int kind, int target, const struct plx_rma_run *runs, size_t n,
+                       char *buf)
+{
+    if ((kind != PLX_RMA_K_PUT && kind != PLX_RMA_K_GET) || w->flavor != MPI_WIN_FLAVOR_CREATE ||
+        !plx_config.rma_shm || !w->cma_ok)
+        return 0;
+    int lpid = w->comm->lpids[target];
+    struct plx_tp_iface *ifc = plx_route_reader(plx_route_peer(lpid));
+    if (!ifc || !ifc->ops->copy_remote)
+        return 0;
+    size_t p = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct iovec iov = { buf + p, (size_t)runs[i].len };
+        plx_status_t st = ifc->ops->copy_remote(ifc, lpid, kind == PLX_RMA_K_PUT, &iov, 1,
+                                                w->t[target].base + runs[i].off, (size_t)runs[i].len);
+        if (st != PLX_OK) {
+            if (st == PLX_ERR_UNSUPPORTED)
+                w->cma_ok = 0;  /* not again on this window: messages from now on */
+            return 0;           /* the whole operation again by messages (a put or get may be repeated) */
+        }
+        p += (size_t)runs[i].len;
+    }
+    return 1;
+}
+
 int plx_rma_issue(struct plx_win *w, const struct plx_rma_args *a, struct plx_request *req, char *msg, size_t mlen)
 {
     int kind = a->kind;
@@ -561,7 +591,10 @@ int plx_rma_issue(struct plx_win *w, const struct plx_rma_args *a, struct plx_re
         mem = plx_rma_local_mem(w);
         local = 1;
     }
-    if (local) {
+    if (!local && plx_rma_cma(w, kind, a->target, v.r, v.n, kind == PLX_RMA_K_PUT ? in : res)) {
+        op->pieces = 0;         /* done by cross-memory attach: the target took no part */
+        plx_rma_op_done(op);
+    } else if (local) {
         /* the whole operation at once: checked as the target would */
         int rc = 0;
         if (w->direct) {

@@ -96,6 +96,7 @@ struct plx_win {
     void *seg;                  /* the shared segment, or NULL */
     size_t seg_len;
     int malloced;               /* base from malloc (allocate flavour off-node) */
+    int cma_ok;                 /* create flavour: put/get by cross-memory attach to ranks of this node */
     struct plx_win_region *regs;        /* dynamic: regions attached here */
     int nregs, capregs;
 

@@ -245,6 +245,7 @@ int plx_win_create(struct plx_comm *comm, int flavor, void *base, MPI_Aint size,
         *base_p = w->base;
     } else if (flavor == MPI_WIN_FLAVOR_CREATE) {
         w->base = base;
+        w->cma_ok = plx_config.rma_shm && plx_route_enabled("shm");
     }
     struct plx_win_card card = { .base = (uint64_t)(uintptr_t)w->base, .size = (uint64_t)size,
                                  .disp_unit = disp_unit, .wid = w->wid };
