@@ -222,12 +222,19 @@ void plx_rma_send_ctl(struct plx_win *w, int target, int kind, int lock_type)
 
 /* --- the target's lock queue ----------------------------------------------------------------- */
 
+static void plx_rma_run_deferred(struct plx_win *w, int r);
+
+/* A remote origin does not wait for its grant: what it sent meanwhile runs now. */
 static void plx_rma_lk_grant(struct plx_win *w, int rank)
 {
-    if (rank == w->comm->rank)
+    if (rank == w->comm->rank) {
         w->granted[rank] = 1;
-    else
-        plx_rma_answer(w, rank, PLX_RMA_K_LOCK, 0, 0, 0, NULL, 0);
+        return;
+    }
+    /* the grant itself is for an origin that writes by cross-memory attach
+     * (create flavour on one node), which must wait for it */
+    plx_rma_answer(w, rank, PLX_RMA_K_LOCK, 0, 0, 0, NULL, 0);
+    plx_rma_run_deferred(w, rank);
 }
 
 /* Grants from the head of the queue while compatible: first in, first out. */
@@ -291,6 +298,50 @@ static char *plx_rma_local_mem(struct plx_win *w)
     return w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? NULL : (char *)w->base;
 }
 
+/* A request of an origin whose lock request still waits in the queue:
+ * kept, in order, until it is granted (MPI_Win_lock does not wait for the
+ * grant: lock, operations and unlock leave at once, one round trip in all,
+ * and the channel keeps them in order). */
+struct plx_rma_deferred {
+    struct plx_list link;
+    int rank;
+    struct plx_hdr h;
+    char payload[];
+};
+
+static int plx_rma_lk_waiting(struct plx_win *w, int rank)
+{
+    struct plx_list *pos;
+    plx_list_for_each(pos, &w->lk_queue) {
+        if (plx_list_entry(pos, struct plx_win_lkwait, link)->rank == rank)
+            return 1;
+    }
+    return 0;
+}
+
+static void plx_rma_exec_req(struct plx_win *w, int r, const struct plx_hdr *h, const void *payload);
+
+/* Runs what rank r sent while its lock request waited. */
+static void plx_rma_run_deferred(struct plx_win *w, int r)
+{
+    for (;;) {
+        struct plx_list *pos;
+        struct plx_rma_deferred *d = NULL;
+        plx_list_for_each(pos, &w->deferred) {
+            struct plx_rma_deferred *e = plx_list_entry(pos, struct plx_rma_deferred, link);
+            if (e->rank == r) {
+                d = e;
+                break;
+            }
+        }
+        if (!d || plx_rma_lk_waiting(w, r))
+            return;
+        plx_list_remove(&d->link);
+        plx_rma_exec_req(w, r, &d->h, d->payload);
+        free(d);
+    }
+}
+
 static void plx_rma_on_req(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
 {
     (void)ifc;
@@ -304,8 +355,23 @@ static void plx_rma_on_req(struct plx_tp_iface *ifc, int lpid, const struct plx_
                  q.wid);
         return;
     }
+    if (q.kind != PLX_RMA_K_LOCK && q.kind != PLX_RMA_K_POST && q.kind != PLX_RMA_K_COMPLETE &&
+        plx_rma_lk_waiting(w, q.src)) {
+        struct plx_rma_deferred *d = plx_malloc(sizeof *d + h->len);
+        d->rank = q.src;
+        d->h = *h;
+        memcpy(d->payload, payload, h->len);
+        plx_list_push_back(&w->deferred, &d->link);
+        return;
+    }
+    plx_rma_exec_req(w, q.src, h, payload);
+}
+
+static void plx_rma_exec_req(struct plx_win *w, int r, const struct plx_hdr *h, const void *payload)
+{
+    struct plx_rma_wire q;
+    memcpy(&q, payload, sizeof q);
     plx_rma_in_handler++;
-    int r = q.src;
     switch (q.kind) {
     case PLX_RMA_K_LOCK:
         plx_rma_lk_request(w, r, q.lock_type);

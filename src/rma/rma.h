@@ -128,6 +128,7 @@ struct plx_win {
     /* AM lock queue, as a target */
     int lk_shared, lk_excl;
     struct plx_list lk_queue;
+    struct plx_list deferred;   /* requests of origins whose lock request waits (ops.c) */
 };
 
 extern struct plx_objtab plx_win_tab;

@@ -270,8 +270,11 @@ int plx_rma_lock(struct plx_win *w, int type, int target)
     if (w->direct) {
         plx_rma_word_lock(w->t[target].lockw, type);
     } else {
+        /* a remote target holds back what follows until it grants (ops.c):
+         * no need to wait for the grant here */
         plx_rma_lock_send(w, type, target);
-        plx_rma_wait_flag(&w->granted[target]);
+        if (target == w->comm->rank || w->cma_ok)
+            plx_rma_wait_flag(&w->granted[target]);
     }
     w->lock[target] = (uint8_t)type;
     w->nlocked++;
@@ -282,12 +285,17 @@ int plx_rma_unlock(struct plx_win *w, int target)
 {
     if (!w->lock[target])
         return MPI_ERR_RMA_SYNC;
-    plx_rma_flush(w, target);
     if (w->direct) {
+        plx_rma_flush(w, target);
         plx_rma_word_unlock(w->t[target].lockw, w->lock[target]);
     } else {
+        /* the unlock follows the operations in the channel's order: the
+         * target answers it after theirs */
+        if (target == w->comm->rank)
+            plx_rma_flush(w, target);
         plx_rma_unlock_send(w, target);
         plx_rma_wait_flag(&w->unlocked[target]);
+        plx_rma_flush(w, target);
     }
     w->lock[target] = 0;
     w->nlocked--;
@@ -308,7 +316,8 @@ int plx_rma_lock_all(struct plx_win *w)
         for (int r = 0; r < p; r++)
             plx_rma_lock_send(w, PLX_RMA_LK_SHARED, r);
         for (int r = 0; r < p; r++)
-            plx_rma_wait_flag(&w->granted[r]);
+            if (r == w->comm->rank || w->cma_ok)
+                plx_rma_wait_flag(&w->granted[r]);
     }
     w->lockall = 1;
     return MPI_SUCCESS;
