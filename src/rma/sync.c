@@ -264,7 +264,7 @@ static void plx_rma_unlock_send(struct plx_win *w, int target)
 int plx_rma_lock(struct plx_win *w, int type, int target)
 {
     if (w->lock[target] || w->lockall)
-        return MPI_ERR_RMA_CONFLICT;
+        return MPI_ERR_RMA_SYNC;
     if (w->start_ranks)
         return MPI_ERR_RMA_SYNC;
     if (w->direct) {
@@ -305,7 +305,7 @@ int plx_rma_unlock(struct plx_win *w, int target)
 int plx_rma_lock_all(struct plx_win *w)
 {
     if (w->lockall || w->nlocked)
-        return MPI_ERR_RMA_CONFLICT;
+        return MPI_ERR_RMA_SYNC;
     if (w->start_ranks)
         return MPI_ERR_RMA_SYNC;
     int p = w->comm->size;

@@ -22,7 +22,10 @@ int main(int argc, char **argv)
 {
     plx_test_init(&argc, &argv, "rma_atomic");
     int rank = plx_test_state()->rank, size = plx_test_state()->size;
-    const char *flav = getenv("RMA_FLAVOR");    /* "create" to test the message path of MPI_Win_create */
+    const char *flav = getenv("RMA_FLAVOR");
+    int fifo = 0;
+    for (int i = 1; i < argc; i++)
+        fifo |= !strcmp(argv[i], "--fifo");    /* "create" to test the message path of MPI_Win_create */
     long long *mem;
     MPI_Aint wsize = (MPI_Aint)(4 + (size_t)size * ROUNDS) * sizeof(long long);
     MPI_Win win;
@@ -136,7 +139,8 @@ int main(int argc, char **argv)
          * The bound allows each of them one more turn, for an origin the scheduler kept off its CPU
          * between its unlock and its next lock; a lock that lets one origin in again and again fails it. */
         snprintf(what, sizeof what, "most turns of others between two turns of one origin (bound %d)", 2 * (size - 2));
-        PLX_CHECK(worst <= 2 * (size - 2), "%s: got %lld", what, worst);
+        if (fifo)       /* a Plexus guarantee (ARGS --fifo); other libraries need not keep it */
+            PLX_CHECK(worst <= 2 * (size - 2), "%s: got %lld", what, worst);
         printf("rma_atomic: at most %lld turns of others between two turns of one origin (%d origins)\n", worst,
                size - 1);
         MPI_Win_unlock(0, win);

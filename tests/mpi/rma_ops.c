@@ -37,6 +37,17 @@ static MPI_Aint D(int target, MPI_Aint off)
     return dbase[target] + off;
 }
 
+/* Local loads and stores against the window's public copy: MPI_Win_sync, which MPICH takes only
+ * inside a passive-target epoch, between barriers so that no other epoch is open meanwhile. */
+static void local_sync(MPI_Win win)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    PLX_CHECK_MPI(MPI_Win_lock_all(0, win));
+    PLX_CHECK_MPI(MPI_Win_sync(win));
+    PLX_CHECK_MPI(MPI_Win_unlock_all(win));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void open_epoch(MPI_Win win, int mode, int lock_type)
 {
     if (mode == M_FENCE)
@@ -85,8 +96,7 @@ static void round_trip(MPI_Win win, char *mem, int mode, int flav)
     char what[128];
     memset(mem, 0, WSIZE);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (flav == F_SHARED || mode == M_LOCK || mode == M_LOCKALL)
-        MPI_Win_sync(win);
+    local_sync(win);
 
     MPI_Datatype vec, idx, vec2;
     int bl[4] = { 1, 1, 1, 1 }, dp[4] = { 0, 2, 5, 7 };
@@ -137,8 +147,7 @@ static void round_trip(MPI_Win win, char *mem, int mode, int flav)
     PLX_CHECK_MPI(MPI_Accumulate(&dl, 1, MPI_DOUBLE_INT, 0, D(0, 2048), 1, MPI_DOUBLE_INT, MPI_MAXLOC, win));
     tunlock(win, mode, 0);
     close_epoch(win, mode);
-    if (flav == F_SHARED || passive)
-        MPI_Win_sync(win);
+    local_sync(win);
 
     int *imem = (int *)mem;
     for (int i = 0; i < 8; i++) {
@@ -291,9 +300,9 @@ static void round_trip(MPI_Win win, char *mem, int mode, int flav)
 static void all_ops(MPI_Win win, char *mem, const char *flav)
 {
     static const MPI_Op ops[] = { MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR,
-                                  MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_REPLACE, MPI_NO_OP };
+                                  MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_REPLACE };
     static const char *names[] = { "MAX", "MIN", "SUM", "PROD", "LAND", "BAND", "LOR", "BOR", "LXOR", "BXOR",
-                                   "REPLACE", "NO_OP" };
+                                   "REPLACE" };
     const int nops = (int)(sizeof ops / sizeof ops[0]);
     const int init = 6;
     int *slot = (int *)(mem + 8192);
@@ -305,7 +314,7 @@ static void all_ops(MPI_Win win, char *mem, const char *flav)
     dslot[1] = 1.0;
     pair->v = 1e9;
     pair->l = -1;
-    MPI_Win_sync(win);
+    local_sync(win);
     PLX_CHECK_MPI(MPI_Win_fence(0, win));
     for (int k = 0; k < nops; k++) {
         int v = (k >= 4 && k <= 9) ? (rank + 1) % 4 : rank + 2;
