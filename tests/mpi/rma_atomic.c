@@ -15,6 +15,9 @@
  */
 #include "plx_test.h"
 
+/* the (ignored) origin of MPI_NO_OP: some libraries read it anyway */
+static long long noop_origin;
+
 #define ITERS 200
 #define ROUNDS 30
 
@@ -157,7 +160,7 @@ int main(int argc, char **argv)
         /* every rank holds the shared lock at once: wait until all have counted themselves */
         long long holders = 0;
         for (int i = 0; holders < size; i++) {
-            PLX_CHECK_MPI(MPI_Fetch_and_op(NULL, &holders, MPI_LONG_LONG, 0, 3, MPI_NO_OP, win));
+            PLX_CHECK_MPI(MPI_Fetch_and_op(&noop_origin, &holders, MPI_LONG_LONG, 0, 3, MPI_NO_OP, win));
             PLX_CHECK_MPI(MPI_Win_flush(0, win));
             plx_pause(i);
             if (i > 2000000) {

@@ -20,6 +20,9 @@
  */
 #include "plx_test.h"
 
+/* the (ignored) origin of MPI_NO_OP: some libraries read it anyway */
+static long long noop_origin;
+
 #define WSIZE (96 * 1024)
 #define BIG 20000
 
@@ -223,8 +226,8 @@ static void round_trip(MPI_Win win, char *mem, int mode, int flav)
     open_epoch(win, mode, MPI_LOCK_SHARED);
     tlock(win, mode, MPI_LOCK_SHARED, right);
     int peek2 = -1;
-    PLX_CHECK_MPI(MPI_Fetch_and_op(NULL, &peek, MPI_INT, right, D(right, rank * 32 + 4), MPI_NO_OP, win));
-    PLX_CHECK_MPI(MPI_Get_accumulate(NULL, 0, MPI_INT, &peek2, 1, MPI_INT, right, D(right, rank * 32 + 8), 1,
+    PLX_CHECK_MPI(MPI_Fetch_and_op(&noop_origin, &peek, MPI_INT, right, D(right, rank * 32 + 4), MPI_NO_OP, win));
+    PLX_CHECK_MPI(MPI_Get_accumulate(&noop_origin, 1, MPI_INT, &peek2, 1, MPI_INT, right, D(right, rank * 32 + 8), 1,
                                      MPI_INT, MPI_NO_OP, win));
     tunlock(win, mode, right);
     close_epoch(win, mode);

@@ -100,7 +100,8 @@ int main(int argc, char **argv)
     char name[MPI_MAX_OBJECT_NAME];
     int len;
     PLX_CHECK_MPI(MPI_Win_get_name(win, name, &len));
-    PLX_CHECK_EQ(len, 0, "a new window has an empty name");
+    if (plexus_messages)        /* Open MPI names new windows */
+        PLX_CHECK_EQ(len, 0, "a new window has an empty name");
     PLX_CHECK_MPI(MPI_Win_set_name(win, "counters"));
     PLX_CHECK_MPI(MPI_Win_get_name(win, name, &len));
     PLX_CHECK_STR(name, "counters", "window name");
@@ -225,8 +226,10 @@ int main(int argc, char **argv)
     MPI_Win bogus = MPI_WIN_NULL;
     rc = MPI_Win_free(&bogus);
     PLX_CHECK_ERR(rc, MPI_ERR_WIN);
-    rc = MPI_Win_fence(0, (MPI_Win)0x12345);
-    PLX_CHECK_ERR(rc, MPI_ERR_WIN);
+    if (plexus_messages) {      /* an int handle that names nothing: MPICH ABI only (Open MPI's are pointers) */
+        rc = MPI_Win_fence(0, (MPI_Win)0x12345);
+        PLX_CHECK_ERR(rc, MPI_ERR_WIN);
+    }
     rc = MPI_Win_create(NULL, -1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     PLX_CHECK_ERR(rc, MPI_ERR_SIZE);
     rc = MPI_Win_allocate(8, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
