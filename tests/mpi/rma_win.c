@@ -299,6 +299,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(node, &nrank);
     MPI_Comm_size(node, &nsize);
     int *sm;
+    if (nsize != size) {        /* ranks on several nodes: no window shared by all of them */
+        MPI_Win none;
+        rc = MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &sm, &none);
+        PLX_CHECK_ERR(rc, MPI_ERR_RMA_SHARED);
+        check_msg(rc, "MPI_Win_allocate_shared", rk, "one node");
+    }
     MPI_Aint mysize = (MPI_Aint)(nrank + 1) * 16 * sizeof(int);
     PLX_CHECK_MPI(MPI_Win_allocate_shared(mysize, sizeof(int), MPI_INFO_NULL, node, &sm, &win));
     int **peer = malloc((size_t)nsize * sizeof(int *));
