@@ -52,7 +52,7 @@ const struct plx_setting plx_settings[] = {
             "(loopback between ranks of one host)"),
     PLX_SET("PLEXUS_TCP_EAGER_MAX", PLX_SET_SIZE, "64K", tcp_eager_max,
             "Largest message sent eagerly over TCP; larger ones use rendezvous (zero copy)"),
-    PLX_SET("PLEXUS_TCP_EAGER_CREDIT", PLX_SET_SIZE, "1M", tcp_eager_credit,
+    PLX_SET("PLEXUS_TCP_EAGER_CREDIT", PLX_SET_SIZE, "4M", tcp_eager_credit,
             "Eager bytes a sender may have unconsumed at one TCP receiver before it switches to rendezvous"),
     PLX_SET("PLEXUS_TCP_PORTS", PLX_SET_STRING, "", tcp_ports,
             "Port range for the TCP listening socket, lo-hi (e.g. 50000-50100); default: any free port"),

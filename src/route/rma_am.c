@@ -42,11 +42,18 @@ struct plx_rma_req {
 /* An operation waiting for its answer at the origin. */
 struct plx_rma_op {
     struct plx_list link;       /* on the list of outstanding operations */
+    struct plx_list qlink;      /* on the list of operations not sent yet, while queued */
     struct plx_tp_comp *comp;
     void *local;                /* get: where the data goes */
     uint64_t *result;           /* atomic: the old value */
     int lpid;
     uint64_t seq;               /* issue order */
+    /* the request, kept while it waits for channel room */
+    struct plx_hdr h;
+    struct plx_rma_req q;
+    const void *data;           /* put: the origin's bytes (not copied: the
+                                 * operation completes only once answered) */
+    size_t dlen;
 };
 
 struct plx_rma_flush {
@@ -78,6 +85,7 @@ static struct {
     struct plx_list outstanding;        /* struct plx_rma_op, in issue order */
     struct plx_list flushes;
     struct plx_list pending;            /* answers waiting for channel room */
+    struct plx_list queued;             /* operations waiting for channel room, in issue order */
     int init;
 } plx_rma_am;
 
@@ -88,6 +96,7 @@ static void plx_rma_am_init(void)
     plx_list_init(&plx_rma_am.outstanding);
     plx_list_init(&plx_rma_am.flushes);
     plx_list_init(&plx_rma_am.pending);
+    plx_list_init(&plx_rma_am.queued);
     plx_rma_am.init = 1;
 }
 
@@ -137,6 +146,16 @@ static void *plx_rma_am_target(uint64_t key, uint64_t addr, uint64_t len)
 
 /* --- origin --------------------------------------------------------------------------- */
 
+static plx_status_t plx_rma_am_send(struct plx_rma_op *op)
+{
+    struct iovec iov[2] = { { &op->q, sizeof op->q }, { (void *)op->data, op->dlen } };
+    return plx_route_send(plx_route_peer(op->lpid), PLX_RC_RMA, op->dlen, &op->h, iov, op->dlen ? 2 : 1);
+}
+
+/* Issues one operation. An operation the channel has no room for now
+ * waits on the queue (as does everything after it, so they leave in issue
+ * order) and goes from the poll: once one fragment of an operation is
+ * issued, the rest always follow, and the caller never sees BUSY. */
 static plx_status_t plx_rma_am_issue(struct plx_route_peer *rp, int kind, const struct plx_rma_req *q,
                                      uint64_t raddr, const void *data, size_t dlen, struct plx_tp_comp *comp,
                                      void *local, uint64_t *result)
@@ -148,17 +167,22 @@ static plx_status_t plx_rma_am_issue(struct plx_route_peer *rp, int kind, const 
     op->result = result;
     op->lpid = rp->lpid;
     op->seq = ++plx_rma_am.next_seq;
-    struct plx_hdr h = { .type = PLX_PKT_RMA, .flags = (uint8_t)kind, .off = raddr,
-                         .len = sizeof *q + dlen, .sreq = (uint64_t)(uintptr_t)op };
-    struct iovec iov[2] = { { (void *)q, sizeof *q }, { (void *)data, dlen } };
-    comp->count++;
-    plx_status_t st = plx_route_send(rp, PLX_RC_RMA, dlen, &h, iov, dlen ? 2 : 1);
-    if (st != PLX_OK) {
-        comp->count--;
+    op->h = (struct plx_hdr){ .type = PLX_PKT_RMA, .flags = (uint8_t)kind, .off = raddr,
+                              .len = (uint32_t)(sizeof *q + dlen), .sreq = (uint64_t)(uintptr_t)op };
+    op->q = *q;
+    op->data = data;
+    op->dlen = dlen;
+    plx_list_init(&op->qlink);
+    plx_status_t st = plx_list_empty(&plx_rma_am.queued) ? plx_rma_am_send(op) : PLX_BUSY;
+    if (st != PLX_OK && st != PLX_BUSY) {
+        plx_rma_am.next_seq--;
         free(op);
         return st;
     }
+    comp->count++;
     plx_list_push_back(&plx_rma_am.outstanding, &op->link);
+    if (st == PLX_BUSY)
+        plx_list_push_back(&plx_rma_am.queued, &op->qlink);
     return PLX_OK;
 }
 
@@ -332,6 +356,22 @@ static void plx_rma_am_hook_ans(struct plx_tp_iface *ifc, int lpid, const struct
 int plx_route_rma_poll(void)
 {
     int work = plx_rma_am_hook.poll ? plx_rma_am_hook.poll() : 0;
+    while (plx_rma_am.init && !plx_list_empty(&plx_rma_am.queued)) {
+        struct plx_rma_op *op = plx_list_entry(plx_rma_am.queued.next, struct plx_rma_op, qlink);
+        plx_status_t st = plx_rma_am_send(op);
+        if (st == PLX_BUSY)
+            break;
+        plx_list_remove(&op->qlink);
+        work++;
+        if (st != PLX_OK) {     /* the peer is gone: the operation fails */
+            plx_list_remove(&op->link);
+            struct plx_tp_comp *c = op->comp;
+            int lpid = op->lpid;
+            free(op);
+            plx_rma_am_answered(lpid);
+            plx_tp_comp_done(c, st);
+        }
+    }
     while (plx_rma_am.init && !plx_list_empty(&plx_rma_am.pending)) {
         struct plx_rma_pending *p = plx_list_entry(plx_rma_am.pending.next, struct plx_rma_pending, link);
         struct iovec iov = { p->data, p->h.len };

@@ -137,7 +137,10 @@ void plx_route_describe(void (*line)(const char *text, void *arg), void *arg);
  * target; an operation outside every region fails with PLX_ERR_RANGE and
  * touches nothing. Each operation counts one (or, fragmented, several) on
  * comp, completed when it is done at the target; flush completes once every
- * operation issued to the peer before it is. `op` of atomic: PLX_TP_AT_*. */
+ * operation issued to the peer before it is. `op` of atomic: PLX_TP_AT_*.
+ * They never return BUSY: what the channel cannot take at once waits, in
+ * issue order, and leaves from the poll (a put's bytes are read from
+ * `local` then, so it stays untouched until comp completes). */
 plx_status_t plx_route_mem_register(void *addr, size_t len, struct plx_tp_mr *mr);
 void plx_route_mem_deregister(struct plx_tp_mr *mr);
 plx_status_t plx_route_put(struct plx_route_peer *rp, const void *local, size_t len, uint64_t raddr, uint64_t rkey,

@@ -26,12 +26,17 @@ static struct plx_tp_iface mock_ifc[NCHAN];
 static struct plx_tp_comp *mock_pending[1024];
 static int nmock_pending;
 static size_t mock_given[NCHAN];
+static int mock_room = -1;              /* packets the channels take before BUSY; -1: no limit */
 
 static int mock_reaches(struct plx_tp_iface *ifc, int lpid) { return lpid == 1 || (lpid == 0 && ifc == &mock_ifc[0]); }
 
 static plx_status_t mock_send(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const struct iovec *iov,
                               int n)
 {
+    if (mock_room == 0)
+        return PLX_BUSY;
+    if (mock_room > 0)
+        mock_room--;
     struct sent *s = &sent[nsent++ % 8192];
     s->ifc = (int)(ifc - mock_ifc);
     s->h = *h;
@@ -48,9 +53,10 @@ static plx_status_t mock_send(struct plx_tp_iface *ifc, int lpid, const struct p
 static plx_status_t mock_send_zcopy(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h,
                                     const struct iovec *iov, int n, struct plx_tp_comp *comp)
 {
-    mock_send(ifc, lpid, h, iov, n);
-    mock_pending[nmock_pending++] = comp;
-    return PLX_OK;
+    plx_status_t st = mock_send(ifc, lpid, h, iov, n);
+    if (st == PLX_OK)
+        mock_pending[nmock_pending++] = comp;
+    return st;
 }
 
 static size_t mock_backlog(struct plx_tp_iface *ifc, int lpid) { return mock_given[ifc - mock_ifc]; }

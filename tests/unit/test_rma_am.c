@@ -158,5 +158,39 @@ int main(void)
     plx_route_put(rp, src, 8, (uint64_t)(uintptr_t)other, stale.key, &c);
     round_trip(from);
     T_CHECK(done_status == PLX_ERR_RANGE && other[0] == 0, "a deregistered region's key is refused");
+
+    /* no room on the channel: operations wait in issue order and leave from
+     * the poll; the caller never sees BUSY, and a flush waits for them */
+    struct plx_tp_comp q1, q2, qf;
+    comp_init(&q1);
+    comp_init(&q2);
+    comp_init(&qf);
+    window[6] = 100;
+    before = done_count;
+    from = nsent;
+    mock_room = 1;
+    T_CHECK(plx_route_atomic(rp, PLX_TP_AT_FADD, 1, 0, &old, base + 48, mr.key, &q1) == PLX_OK, "first atomic issued");
+    uint64_t second = 0;
+    T_CHECK(plx_route_atomic(rp, PLX_TP_AT_FADD, 10, 0, &second, base + 48, mr.key, &q2) == PLX_OK,
+            "an atomic with no room is accepted, not BUSY");
+    T_CHECK(plx_route_put(rp, src, 16, base + 56, mr.key, &q2) == PLX_OK, "a put behind it is accepted");
+    T_CHECK(plx_route_flush(rp, &qf) == PLX_OK, "flush issued");
+    T_CHECK(nsent == from + 1, "only the first went out (%d)", nsent - from);
+    T_CHECK(q2.count == 2, "both queued operations count on their completion (%d)", q2.count);
+    mid = nsent;
+    plx_route_rma_poll();               /* still no room: nothing moves */
+    T_CHECK(nsent == mid, "nothing leaves while there is no room");
+    mock_room = -1;
+    round_trip(from);
+    T_CHECK(done_count == before + 1 && old == 100, "the first is answered; the flush still waits");
+    mid = nsent;
+    T_CHECK(plx_route_rma_poll() == 2 && nsent == mid + 2, "the poll sends the two queued, once room is back");
+    T_CHECK(sent[mid].h.type == PLX_PKT_RMA && sent[mid].h.flags == 3 && sent[mid + 1].h.flags == 1,
+            "in issue order: the atomic, then the put");
+    round_trip(mid);
+    T_CHECK(second == 101 && window[6] == 111 && window[7] == 11 && window[8] == 22,
+            "both ran once at the target (old %llu, word %llu)", (unsigned long long)second,
+            (unsigned long long)window[6]);
+    T_CHECK(done_count == before + 3, "the queued pair and the flush complete (%d)", done_count - before);
     T_DONE("rma_am");
 }
