@@ -596,6 +596,11 @@ static int plx_win_op(MPI_Win win, struct plx_rma_args *a, MPI_Datatype ot, MPI_
     MPI_Count tbytes = (MPI_Count)a->tcount * a->tdt->size;
     if (acc) {
         struct plx_op *op = plx_op_lookup(a->op);
+        if (a->op == MPI_NO_OP && kind == PLX_RMA_K_ACC) {
+            rc = plx_win_err(w, fn, MPI_ERR_OP, "target %d: MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op, "
+                             "not for MPI_Accumulate", t);
+            goto out;
+        }
         if (!op || (op->fn && a->op != MPI_REPLACE && a->op != MPI_NO_OP)) {
             rc = plx_win_err(w, fn, MPI_ERR_OP, "target %d: argument 'op' (handle 0x%x) is %s", t, (unsigned)a->op,
                              op ? "a user-defined operation, which one-sided accumulates do not take"
@@ -993,8 +998,9 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
         goto out;
     }
     (void)assert;
+    int held = w->lock[rank] || w->lockall;
     int cls = plx_rma_lock(w, lock_type == MPI_LOCK_EXCLUSIVE ? PLX_RMA_LK_EXCL : PLX_RMA_LK_SHARED, rank);
-    if (cls == MPI_ERR_RMA_CONFLICT)
+    if (cls && held)     /* MPI_ERR_RMA_SYNC, as MPICH says */
         rc = plx_win_err(w, fn, cls, "target %d: this process already holds %s", rank,
                          w->lockall ? "MPI_Win_lock_all on the window" : "a lock on this target");
     else if (cls)

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/config.h"
 #include "core/log.h"
 #include "core/runtime.h"
 #include "progress/progress.h"
@@ -221,12 +222,19 @@ void plx_rma_send_ctl(struct plx_win *w, int target, int kind, int lock_type)
 
 /* --- the target's lock queue ----------------------------------------------------------------- */
 
+static void plx_rma_run_deferred(struct plx_win *w, int r);
+
+/* A remote origin does not wait for its grant: what it sent meanwhile runs now. */
 static void plx_rma_lk_grant(struct plx_win *w, int rank)
 {
-    if (rank == w->comm->rank)
+    if (rank == w->comm->rank) {
         w->granted[rank] = 1;
-    else
-        plx_rma_answer(w, rank, PLX_RMA_K_LOCK, 0, 0, 0, NULL, 0);
+        return;
+    }
+    /* the grant itself is for an origin that writes by cross-memory attach
+     * (create flavour on one node), which must wait for it */
+    plx_rma_answer(w, rank, PLX_RMA_K_LOCK, 0, 0, 0, NULL, 0);
+    plx_rma_run_deferred(w, rank);
 }
 
 /* Grants from the head of the queue while compatible: first in, first out. */
@@ -290,6 +298,50 @@ static char *plx_rma_local_mem(struct plx_win *w)
     return w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? NULL : (char *)w->base;
 }
 
+/* A request of an origin whose lock request still waits in the queue:
+ * kept, in order, until it is granted (MPI_Win_lock does not wait for the
+ * grant: lock, operations and unlock leave at once, one round trip in all,
+ * and the channel keeps them in order). */
+struct plx_rma_deferred {
+    struct plx_list link;
+    int rank;
+    struct plx_hdr h;
+    char payload[];
+};
+
+static int plx_rma_lk_waiting(struct plx_win *w, int rank)
+{
+    struct plx_list *pos;
+    plx_list_for_each(pos, &w->lk_queue) {
+        if (plx_list_entry(pos, struct plx_win_lkwait, link)->rank == rank)
+            return 1;
+    }
+    return 0;
+}
+
+static void plx_rma_exec_req(struct plx_win *w, int r, const struct plx_hdr *h, const void *payload);
+
+/* Runs what rank r sent while its lock request waited. */
+static void plx_rma_run_deferred(struct plx_win *w, int r)
+{
+    for (;;) {
+        struct plx_list *pos;
+        struct plx_rma_deferred *d = NULL;
+        plx_list_for_each(pos, &w->deferred) {
+            struct plx_rma_deferred *e = plx_list_entry(pos, struct plx_rma_deferred, link);
+            if (e->rank == r) {
+                d = e;
+                break;
+            }
+        }
+        if (!d || plx_rma_lk_waiting(w, r))
+            return;
+        plx_list_remove(&d->link);
+        plx_rma_exec_req(w, r, &d->h, d->payload);
+        free(d);
+    }
+}
+
 static void plx_rma_on_req(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *h, const void *payload)
 {
     (void)ifc;
@@ -303,8 +355,23 @@ static void plx_rma_on_req(struct plx_tp_iface *ifc, int lpid, const struct plx_
                  q.wid);
         return;
     }
+    if (q.kind != PLX_RMA_K_LOCK && q.kind != PLX_RMA_K_POST && q.kind != PLX_RMA_K_COMPLETE &&
+        plx_rma_lk_waiting(w, q.src)) {
+        struct plx_rma_deferred *d = plx_malloc(sizeof *d + h->len);
+        d->rank = q.src;
+        d->h = *h;
+        memcpy(d->payload, payload, h->len);
+        plx_list_push_back(&w->deferred, &d->link);
+        return;
+    }
+    plx_rma_exec_req(w, q.src, h, payload);
+}
+
+static void plx_rma_exec_req(struct plx_win *w, int r, const struct plx_hdr *h, const void *payload)
+{
+    struct plx_rma_wire q;
+    memcpy(&q, payload, sizeof q);
     plx_rma_in_handler++;
-    int r = q.src;
     switch (q.kind) {
     case PLX_RMA_K_LOCK:
         plx_rma_lk_request(w, r, q.lock_type);
@@ -467,6 +534,35 @@ void plx_rma_target_span(MPI_Aint tcount, const struct plx_datatype *tdt, MPI_Ai
     }
 }
 
+/* Put and get of a create-flavour window to a rank of this node by
+ * cross-memory attach (process_vm_writev/readv through the shared-memory
+ * channel), when the kernel allows it: the target does nothing. The range
+ * was checked by the caller against the target's window. 1 when done. */
+static int plx_rma_cma(struct plx_win *w, int kind, int target, const struct plx_rma_run *runs, size_t n,
+                       char *buf)
+{
+    if ((kind != PLX_RMA_K_PUT && kind != PLX_RMA_K_GET) || w->flavor != MPI_WIN_FLAVOR_CREATE ||
+        !plx_config.rma_shm || !w->cma_ok)
+        return 0;
+    int lpid = w->comm->lpids[target];
+    struct plx_tp_iface *ifc = plx_route_reader(plx_route_peer(lpid));
+    if (!ifc || !ifc->ops->copy_remote)
+        return 0;
+    size_t p = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct iovec iov = { buf + p, (size_t)runs[i].len };
+        plx_status_t st = ifc->ops->copy_remote(ifc, lpid, kind == PLX_RMA_K_PUT, &iov, 1,
+                                                w->t[target].base + runs[i].off, (size_t)runs[i].len);
+        if (st != PLX_OK) {
+            if (st == PLX_ERR_UNSUPPORTED)
+                w->cma_ok = 0;  /* not again on this window: messages from now on */
+            return 0;           /* the whole operation again by messages (a put or get may be repeated) */
+        }
+        p += (size_t)runs[i].len;
+    }
+    return 1;
+}
+
 int plx_rma_issue(struct plx_win *w, const struct plx_rma_args *a, struct plx_request *req, char *msg, size_t mlen)
 {
     int kind = a->kind;
@@ -561,7 +657,10 @@ int plx_rma_issue(struct plx_win *w, const struct plx_rma_args *a, struct plx_re
         mem = plx_rma_local_mem(w);
         local = 1;
     }
-    if (local) {
+    if (!local && plx_rma_cma(w, kind, a->target, v.r, v.n, kind == PLX_RMA_K_PUT ? in : res)) {
+        op->pieces = 0;         /* done by cross-memory attach: the target took no part */
+        plx_rma_op_done(op);
+    } else if (local) {
         /* the whole operation at once: checked as the target would */
         int rc = 0;
         if (w->direct) {

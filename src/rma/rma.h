@@ -96,6 +96,7 @@ struct plx_win {
     void *seg;                  /* the shared segment, or NULL */
     size_t seg_len;
     int malloced;               /* base from malloc (allocate flavour off-node) */
+    int cma_ok;                 /* create flavour: put/get by cross-memory attach to ranks of this node */
     struct plx_win_region *regs;        /* dynamic: regions attached here */
     int nregs, capregs;
 
@@ -127,6 +128,7 @@ struct plx_win {
     /* AM lock queue, as a target */
     int lk_shared, lk_excl;
     struct plx_list lk_queue;
+    struct plx_list deferred;   /* requests of origins whose lock request waits (ops.c) */
 };
 
 extern struct plx_objtab plx_win_tab;

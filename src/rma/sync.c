@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "coll/coll.h"
+#include "core/lock.h"
 #include "progress/progress.h"
 #include "rma/rma.h"
 
@@ -63,6 +64,7 @@ static void plx_rma_wait_flag(const uint8_t *flag)
 static void plx_rma_pause(unsigned *spins)
 {
     plx_progress_poll();
+    plx_lock_relax();           /* other threads of this process may need MPI meanwhile */
     if (++*spins > 64)
         sched_yield();
 #if defined(__x86_64__) || defined(__i386__)
@@ -262,14 +264,17 @@ static void plx_rma_unlock_send(struct plx_win *w, int target)
 int plx_rma_lock(struct plx_win *w, int type, int target)
 {
     if (w->lock[target] || w->lockall)
-        return MPI_ERR_RMA_CONFLICT;
+        return MPI_ERR_RMA_SYNC;
     if (w->start_ranks)
         return MPI_ERR_RMA_SYNC;
     if (w->direct) {
         plx_rma_word_lock(w->t[target].lockw, type);
     } else {
+        /* a remote target holds back what follows until it grants (ops.c):
+         * no need to wait for the grant here */
         plx_rma_lock_send(w, type, target);
-        plx_rma_wait_flag(&w->granted[target]);
+        if (target == w->comm->rank || w->cma_ok)
+            plx_rma_wait_flag(&w->granted[target]);
     }
     w->lock[target] = (uint8_t)type;
     w->nlocked++;
@@ -280,12 +285,17 @@ int plx_rma_unlock(struct plx_win *w, int target)
 {
     if (!w->lock[target])
         return MPI_ERR_RMA_SYNC;
-    plx_rma_flush(w, target);
     if (w->direct) {
+        plx_rma_flush(w, target);
         plx_rma_word_unlock(w->t[target].lockw, w->lock[target]);
     } else {
+        /* the unlock follows the operations in the channel's order: the
+         * target answers it after theirs */
+        if (target == w->comm->rank)
+            plx_rma_flush(w, target);
         plx_rma_unlock_send(w, target);
         plx_rma_wait_flag(&w->unlocked[target]);
+        plx_rma_flush(w, target);
     }
     w->lock[target] = 0;
     w->nlocked--;
@@ -295,7 +305,7 @@ int plx_rma_unlock(struct plx_win *w, int target)
 int plx_rma_lock_all(struct plx_win *w)
 {
     if (w->lockall || w->nlocked)
-        return MPI_ERR_RMA_CONFLICT;
+        return MPI_ERR_RMA_SYNC;
     if (w->start_ranks)
         return MPI_ERR_RMA_SYNC;
     int p = w->comm->size;
@@ -306,7 +316,8 @@ int plx_rma_lock_all(struct plx_win *w)
         for (int r = 0; r < p; r++)
             plx_rma_lock_send(w, PLX_RMA_LK_SHARED, r);
         for (int r = 0; r < p; r++)
-            plx_rma_wait_flag(&w->granted[r]);
+            if (r == w->comm->rank || w->cma_ok)
+                plx_rma_wait_flag(&w->granted[r]);
     }
     w->lockall = 1;
     return MPI_SUCCESS;

@@ -158,6 +158,11 @@ static void plx_win_destroy(struct plx_win *w)
     free(w->start_ranks);
     free(w->post_ranks);
     free(w->regs);
+    while (!plx_list_empty(&w->deferred)) {
+        struct plx_list *e = w->deferred.next;
+        plx_list_remove(e);
+        free(e);        /* the link is the first member of struct plx_rma_deferred */
+    }
     while (!plx_list_empty(&w->lk_queue)) {
         struct plx_list *e = w->lk_queue.next;
         plx_list_remove(e);
@@ -192,6 +197,7 @@ int plx_win_create(struct plx_comm *comm, int flavor, void *base, MPI_Aint size,
     struct plx_win *w = plx_obj_alloc(&plx_win_tab);
     w->comm = nc;
     plx_list_init(&w->lk_queue);
+    plx_list_init(&w->deferred);
     w->flavor = flavor;
     w->model = MPI_WIN_UNIFIED;
     w->disp_unit = disp_unit;
@@ -245,6 +251,7 @@ int plx_win_create(struct plx_comm *comm, int flavor, void *base, MPI_Aint size,
         *base_p = w->base;
     } else if (flavor == MPI_WIN_FLAVOR_CREATE) {
         w->base = base;
+        w->cma_ok = plx_config.rma_shm && plx_route_enabled("shm");
     }
     struct plx_win_card card = { .base = (uint64_t)(uintptr_t)w->base, .size = (uint64_t)size,
                                  .disp_unit = disp_unit, .wid = w->wid };

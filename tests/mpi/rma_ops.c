@@ -20,6 +20,9 @@
  */
 #include "plx_test.h"
 
+/* the (ignored) origin of MPI_NO_OP: some libraries read it anyway */
+static long long noop_origin;
+
 #define WSIZE (96 * 1024)
 #define BIG 20000
 
@@ -35,6 +38,17 @@ static MPI_Group world_group;
 static MPI_Aint D(int target, MPI_Aint off)
 {
     return dbase[target] + off;
+}
+
+/* Local loads and stores against the window's public copy: MPI_Win_sync, which MPICH takes only
+ * inside a passive-target epoch, between barriers so that no other epoch is open meanwhile. */
+static void local_sync(MPI_Win win)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    PLX_CHECK_MPI(MPI_Win_lock_all(0, win));
+    PLX_CHECK_MPI(MPI_Win_sync(win));
+    PLX_CHECK_MPI(MPI_Win_unlock_all(win));
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 static void open_epoch(MPI_Win win, int mode, int lock_type)
@@ -85,8 +99,7 @@ static void round_trip(MPI_Win win, char *mem, int mode, int flav)
     char what[128];
     memset(mem, 0, WSIZE);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (flav == F_SHARED || mode == M_LOCK || mode == M_LOCKALL)
-        MPI_Win_sync(win);
+    local_sync(win);
 
     MPI_Datatype vec, idx, vec2;
     int bl[4] = { 1, 1, 1, 1 }, dp[4] = { 0, 2, 5, 7 };
@@ -137,8 +150,7 @@ static void round_trip(MPI_Win win, char *mem, int mode, int flav)
     PLX_CHECK_MPI(MPI_Accumulate(&dl, 1, MPI_DOUBLE_INT, 0, D(0, 2048), 1, MPI_DOUBLE_INT, MPI_MAXLOC, win));
     tunlock(win, mode, 0);
     close_epoch(win, mode);
-    if (flav == F_SHARED || passive)
-        MPI_Win_sync(win);
+    local_sync(win);
 
     int *imem = (int *)mem;
     for (int i = 0; i < 8; i++) {
@@ -214,8 +226,8 @@ static void round_trip(MPI_Win win, char *mem, int mode, int flav)
     open_epoch(win, mode, MPI_LOCK_SHARED);
     tlock(win, mode, MPI_LOCK_SHARED, right);
     int peek2 = -1;
-    PLX_CHECK_MPI(MPI_Fetch_and_op(NULL, &peek, MPI_INT, right, D(right, rank * 32 + 4), MPI_NO_OP, win));
-    PLX_CHECK_MPI(MPI_Get_accumulate(NULL, 0, MPI_INT, &peek2, 1, MPI_INT, right, D(right, rank * 32 + 8), 1,
+    PLX_CHECK_MPI(MPI_Fetch_and_op(&noop_origin, &peek, MPI_INT, right, D(right, rank * 32 + 4), MPI_NO_OP, win));
+    PLX_CHECK_MPI(MPI_Get_accumulate(&noop_origin, 1, MPI_INT, &peek2, 1, MPI_INT, right, D(right, rank * 32 + 8), 1,
                                      MPI_INT, MPI_NO_OP, win));
     tunlock(win, mode, right);
     close_epoch(win, mode);
@@ -286,6 +298,80 @@ static void round_trip(MPI_Win win, char *mem, int mode, int flav)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Every predefined reduction through MPI_Accumulate from every rank into rank 0 (fence epoch), at
+ * [8192, 8192 + 16 * 8): one int slot per op, then doubles and MPI_DOUBLE_INT (MINLOC). */
+static void all_ops(MPI_Win win, char *mem, const char *flav)
+{
+    static const MPI_Op ops[] = { MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR,
+                                  MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_REPLACE };
+    static const char *names[] = { "MAX", "MIN", "SUM", "PROD", "LAND", "BAND", "LOR", "BOR", "LXOR", "BXOR",
+                                   "REPLACE" };
+    const int nops = (int)(sizeof ops / sizeof ops[0]);
+    const int init = 6;
+    int *slot = (int *)(mem + 8192);
+    double *dslot = (double *)(mem + 8192 + 16 * sizeof(int));
+    struct { double v; int l; } *pair = (void *)(mem + 8192 + 16 * sizeof(int) + 2 * sizeof(double));
+    for (int k = 0; k < nops; k++)
+        slot[k] = init;
+    dslot[0] = 1.0;
+    dslot[1] = 1.0;
+    pair->v = 1e9;
+    pair->l = -1;
+    local_sync(win);
+    PLX_CHECK_MPI(MPI_Win_fence(0, win));
+    for (int k = 0; k < nops; k++) {
+        int v = (k >= 4 && k <= 9) ? (rank + 1) % 4 : rank + 2;
+        PLX_CHECK_MPI(MPI_Accumulate(&v, 1, MPI_INT, 0, D(0, 8192 + k * (int)sizeof(int)), 1, MPI_INT, ops[k], win));
+    }
+    double dv = 0.5 + rank;
+    PLX_CHECK_MPI(MPI_Accumulate(&dv, 1, MPI_DOUBLE, 0, D(0, 8192 + 16 * sizeof(int)), 1, MPI_DOUBLE, MPI_SUM, win));
+    PLX_CHECK_MPI(MPI_Accumulate(&dv, 1, MPI_DOUBLE, 0, D(0, 8192 + 16 * sizeof(int) + sizeof(double)), 1, MPI_DOUBLE,
+                                 MPI_PROD, win));
+    struct { double v; int l; } mine = { (double)(size - rank), rank };   /* MINLOC: the last rank */
+    PLX_CHECK_MPI(MPI_Accumulate(&mine, 1, MPI_DOUBLE_INT, 0, D(0, 8192 + 16 * sizeof(int) + 2 * sizeof(double)), 1,
+                                 MPI_DOUBLE_INT, MPI_MINLOC, win));
+    PLX_CHECK_MPI(MPI_Win_fence(0, win));
+    if (rank == 0) {
+        char what[128];
+        for (int k = 0; k < nops; k++) {
+            long long e = init;
+            int any_replace = 0;
+            for (int r = 0; r < size; r++) {
+                int v = (k >= 4 && k <= 9) ? (r + 1) % 4 : r + 2;
+                switch (k) {
+                case 0: e = e > v ? e : v; break;
+                case 1: e = e < v ? e : v; break;
+                case 2: e += v; break;
+                case 3: e *= v; break;
+                case 4: e = e && v; break;
+                case 5: e &= v; break;
+                case 6: e = e || v; break;
+                case 7: e |= v; break;
+                case 8: e = !e != !v; break;
+                case 9: e ^= v; break;
+                case 10: any_replace |= slot[k] == v; break;
+                default: break;
+                }
+            }
+            snprintf(what, sizeof what, "%s: accumulate with MPI_%s", flav, names[k]);
+            if (k == 10)
+                PLX_CHECK(any_replace, "%s: got %d, no rank's value", what, slot[k]);
+            else
+                PLX_CHECK_EQ(slot[k], e, what);
+        }
+        double es = 1.0, ep = 1.0;
+        for (int r = 0; r < size; r++) {
+            es += 0.5 + r;
+            ep *= 0.5 + r;
+        }
+        snprintf(what, sizeof what, "%s: double SUM and PROD", flav);
+        PLX_CHECK(dslot[0] == es && dslot[1] == ep, "%s: got %g %g, expected %g %g", what, dslot[0], dslot[1], es, ep);
+        snprintf(what, sizeof what, "%s: MINLOC", flav);
+        PLX_CHECK(pair->v == 1.0 && pair->l == size - 1, "%s: got (%g, %d)", what, pair->v, pair->l);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     plx_test_init(&argc, &argv, "rma_ops");
@@ -332,6 +418,8 @@ int main(int argc, char **argv)
         MPI_Allgather(&mine, 1, MPI_AINT, dbase, 1, MPI_AINT, MPI_COMM_WORLD);
         for (int mode = 0; mode < M_NMODES; mode++)
             round_trip(win, mem, mode, flav);
+        all_ops(win, mem, flav_name[flav]);
+        PLX_CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
         if (flav == F_DYNAMIC)
             PLX_CHECK_MPI(MPI_Win_detach(win, region));
         PLX_CHECK_MPI(MPI_Win_free(&win));
