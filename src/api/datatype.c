@@ -547,7 +547,7 @@ static int plx_api_contents(MPI_Datatype datatype, MPI_Count max_integers, MPI_C
     if (dt->nl && max_larges < 0)
         return plx_api_err(NULL, fn, MPI_ERR_TYPE, "the datatype was made with counts above what an int holds: "
                            "its contents need MPI_Type_get_contents_c");
-    if (dt->nl > max_larges)
+    if (max_larges >= 0 && dt->nl > max_larges)
         return plx_api_err(NULL, fn, MPI_ERR_ARG, "array_of_large_counts too small: the type has %d", dt->nl);
     if (dt->nl && !larges)
         return plx_api_null_arg(NULL, fn, "array_of_large_counts");
