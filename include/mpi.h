@@ -288,6 +288,8 @@ extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
 #define MPI_CART             2
 #define MPI_DIST_GRAPH       3
 #define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_HW_GUIDED   2   /* MPI 4.0; MPICH's values */
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
 
 /* ------------------------------------------------------------------------
  * Limits

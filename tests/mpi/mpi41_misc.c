@@ -48,5 +48,26 @@ int main(int argc, char **argv)
     PLX_CHECK_MPI(MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, &p));
     PLX_CHECK_MPI(MPI_Allreduce(&in, &out, 1, p, MPI_MINLOC, MPI_COMM_WORLD));
     PLX_CHECK(out.val == 100.0 - (size - 1) && out.idx == size - 1, "MINLOC through the pair type");
+    /* MPI 4.0's hardware-guided split: shared memory is the one resource type known */
+    MPI_Info info;
+    MPI_Comm hw;
+    PLX_CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, MPI_INFO_NULL, &hw));
+    PLX_CHECK(hw == MPI_COMM_NULL, "HW_GUIDED without info gives MPI_COMM_NULL");
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_hw_resource_type", "no-such-thing");
+    PLX_CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, info, &hw));
+    PLX_CHECK(hw == MPI_COMM_NULL, "HW_GUIDED with an unknown resource gives MPI_COMM_NULL");
+    MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
+    PLX_CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, info, &hw));
+    int hsize = -1;
+    PLX_CHECK(hw != MPI_COMM_NULL, "HW_GUIDED mpi_shared_memory gives a communicator");
+    if (hw != MPI_COMM_NULL) {
+        MPI_Comm_size(hw, &hsize);
+        PLX_CHECK_EQ(hsize, size, "one node: every rank shares memory");
+        MPI_Comm_free(&hw);
+    }
+    PLX_CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, MPI_INFO_NULL, &hw));
+    PLX_CHECK(hw == MPI_COMM_NULL, "HW_UNGUIDED on one node: no smaller domain");
+    MPI_Info_free(&info);
     return plx_test_finish();
 }
