@@ -1005,11 +1005,22 @@ def write_f08_module(path, consts, funcs):
     L += ['module plexus_f08_glue', 'use mpi_f08_types', 'implicit none', 'interface']
     procs = []
     generics = []
+    # MPI 4.0: the large-count form X_c is one more specific procedure of the
+    # generic X (its counts are INTEGER(MPI_COUNT_KIND), so the two differ)
+    # -- except where the only wide arguments are MPI_Aint ones, which have the
+    # same kind as MPI_Count here: those _c forms keep their own name only
+    same_kinds = {'MPI_Type_get_extent', 'MPI_Type_get_true_extent', 'MPI_Type_create_resized',
+                  'MPI_File_get_type_extent'}
+    names = {f.name for f in funcs}
+    large = {f.name[:-2]: f.name + '_f08' for f in funcs
+             if f.name.endswith('_c') and f.name[:-2] in names and f.name[:-2] not in same_kinds}
     for f in funcs:
         glue, iface, spec, proc = f.f08()
         L += ['  ' + x for x in '\n'.join(iface).split('\n')]
-        generics += ['interface %s' % f.name, '  module procedure %s' % spec,
-                     'end interface %s' % f.name]
+        generics += ['interface %s' % f.name, '  module procedure %s' % spec]
+        if f.name in large:
+            generics.append('  module procedure %s' % large[f.name])
+        generics.append('end interface %s' % f.name)
         proc.insert(1, '  use plexus_f08_glue, only: %s' % glue)
         procs.append(proc)
     L += ['end interface', 'end module plexus_f08_glue', '']

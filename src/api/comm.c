@@ -239,7 +239,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 {
     static const char fn[] = "MPI_Comm_split_type";
     struct plx_comm *c;
-    struct plx_info *in;
+    struct plx_info *in = NULL;
     int rc, color;
     plx_api_lock();
     if ((rc = plx_api_comm(comm, &c, fn)))
@@ -254,10 +254,22 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
         color = MPI_UNDEFINED;
     } else if (split_type == MPI_COMM_TYPE_SHARED) {
         color = plx_node_id_of(c->group->lpids[c->rank]);    /* c->lpids: the remote group's on an intercomm */
+    } else if (split_type == MPI_COMM_TYPE_HW_GUIDED) {
+        /* MPI 4.0: the info's mpi_hw_resource_type names the domain; the one
+         * Plexus knows is a node's shared memory; others give MPI_COMM_NULL */
+        const char *res = info != MPI_INFO_NULL ? plx_info_lookup(in, "mpi_hw_resource_type") : NULL;
+        color = res && !strcmp(res, "mpi_shared_memory") ? plx_node_id_of(c->group->lpids[c->rank]) : MPI_UNDEFINED;
+    } else if (split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
+        /* a hardware domain strictly smaller than comm: the node, when comm spans several; else none */
+        int node = plx_node_id_of(c->group->lpids[c->rank]), spans = 0;
+        for (int i = 0; i < c->group->size && !spans; i++)
+            spans = plx_node_id_of(c->group->lpids[i]) != node;
+        color = spans ? node : MPI_UNDEFINED;
     } else {
         rc = plx_api_err(c, fn, MPI_ERR_ARG,
-                         "argument 'split_type' is %d, must be MPI_COMM_TYPE_SHARED (%d) or MPI_UNDEFINED", split_type,
-                         MPI_COMM_TYPE_SHARED);
+                         "argument 'split_type' is %d, must be MPI_COMM_TYPE_SHARED (%d), _HW_GUIDED (%d), "
+                         "_HW_UNGUIDED (%d) or MPI_UNDEFINED", split_type, MPI_COMM_TYPE_SHARED,
+                         MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED);
         goto out;
     }
     /* on an intercommunicator: the members of both sides on my node */

@@ -517,6 +517,9 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
     if (!num_integers || !num_addresses || !num_datatypes || !combiner)
         return plx_api_null_arg(NULL, fn, !num_integers ? "num_integers" : !num_addresses ? "num_addresses"
                                           : !num_datatypes ? "num_datatypes" : "combiner");
+    if (dt->nl)
+        return plx_api_err(NULL, fn, MPI_ERR_TYPE, "the datatype was made with counts above what an int holds: "
+                           "its envelope needs MPI_Type_get_envelope_c");
     *num_integers = dt->ni;
     *num_addresses = dt->na;
     *num_datatypes = dt->nt;
@@ -524,9 +527,10 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
     return MPI_SUCCESS;
 }
 
+/* max_larges < 0: the int form, which cannot return large counts. */
 static int plx_api_contents(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
-                            MPI_Count max_datatypes, int integers[], MPI_Aint addresses[], MPI_Datatype datatypes[],
-                            const char *fn)
+                            MPI_Count max_larges, MPI_Count max_datatypes, int integers[], MPI_Aint addresses[],
+                            MPI_Count larges[], MPI_Datatype datatypes[], const char *fn)
 {
     struct plx_datatype *dt = NULL;
     int rc = plx_api_dt(datatype, &dt, fn);
@@ -540,6 +544,15 @@ static int plx_api_contents(MPI_Datatype datatype, MPI_Count max_integers, MPI_C
     if ((dt->ni && !integers) || (dt->na && !addresses) || (dt->nt && !datatypes))
         return plx_api_null_arg(NULL, fn, dt->ni && !integers ? "array_of_integers"
                                           : dt->na && !addresses ? "array_of_addresses" : "array_of_datatypes");
+    if (dt->nl && max_larges < 0)
+        return plx_api_err(NULL, fn, MPI_ERR_TYPE, "the datatype was made with counts above what an int holds: "
+                           "its contents need MPI_Type_get_contents_c");
+    if (max_larges >= 0 && dt->nl > max_larges)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "array_of_large_counts too small: the type has %d", dt->nl);
+    if (dt->nl && !larges)
+        return plx_api_null_arg(NULL, fn, "array_of_large_counts");
+    if (dt->nl)
+        memcpy(larges, dt->larges, (size_t)dt->nl * sizeof(MPI_Count));
     if (dt->ni)
         memcpy(integers, dt->ints, (size_t)dt->ni * sizeof(int));
     if (dt->na)
@@ -556,8 +569,8 @@ static int plx_api_contents(MPI_Datatype datatype, MPI_Count max_integers, MPI_C
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
                            int integers[], MPI_Aint addresses[], MPI_Datatype datatypes[])
 {
-    return plx_api_contents(datatype, max_integers, max_addresses, max_datatypes, integers, addresses, datatypes,
-                            "MPI_Type_get_contents");
+    return plx_api_contents(datatype, max_integers, max_addresses, -1, max_datatypes, integers, addresses, NULL,
+                            datatypes, "MPI_Type_get_contents");
 }
 
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
@@ -796,11 +809,14 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
 }
 
 /* --- large-count forms (MPI 4.0 `_c`) -------------------------------------
- * The engine keeps a derived type's constructor arguments as the int and
- * MPI_Aint arrays MPI_Type_get_contents returns, so a `_c` constructor's
- * counts, block lengths and element displacements must fit an int
- * (MPI_ERR_COUNT otherwise); byte displacements and extents are MPI_Aint
- * anyway. Counts of data (send, pack, reduce) have no such limit. */
+ * MPI_Type_contiguous_c, _vector_c and _create_hvector_c take any count,
+ * block length and stride; when one is above an int the type's contents are
+ * recorded as large counts (MPI_Type_get_envelope_c/_contents_c return them,
+ * the int forms refuse such a type with MPI_ERR_TYPE). The other
+ * constructors keep int arrays in the engine (layouts of indexed and struct
+ * blocks), so their counts, block lengths and element displacements must
+ * fit an int (MPI_ERR_COUNT otherwise); byte displacements and extents are
+ * MPI_Aint anyway. Counts of data (send, pack, reduce) have no such limit. */
 
 #pragma weak MPI_Type_size_c = PMPI_Type_size_c
 #pragma weak MPI_Type_get_extent_c = PMPI_Type_get_extent_c
@@ -896,17 +912,48 @@ int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count 
     return rc;
 }
 
+/* The type made by a `_c` constructor with values above an int records them
+ * as large counts (MPI_Type_get_contents_c returns them). */
+static int plx_api_new_type_large(struct plx_datatype *d, int nl, const MPI_Count *v, MPI_Datatype *newtype,
+                                  const char *fn)
+{
+    if (d && nl)
+        plx_dt_record_large(d, nl, v);
+    return plx_api_new_type(d, newtype, fn);
+}
+
 int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     static const char fn[] = "MPI_Type_contiguous_c";
     struct plx_datatype *old = NULL;
-    int rc = plx_api_int_arg(count, fn, "count");
-    if (rc == MPI_SUCCESS)
-        rc = plx_api_ctor_check((int)count, oldtype, &old, newtype, fn);
+    int rc = plx_api_ctor_check(count < 0 ? -1 : 0, oldtype, &old, newtype, fn);
     if (rc)
         return rc;
     plx_api_lock();
-    rc = plx_api_new_type(plx_dt_contiguous(count, old), newtype, fn);
+    rc = plx_api_new_type_large(plx_dt_contiguous(count, old), plx_count_fits_int(count) ? 0 : 1, &count, newtype,
+                                fn);
+    plx_api_unlock();
+    return rc;
+}
+
+/* vector (bytes 0) and hvector (1) with any count and block length (and,
+ * for vector, stride); the large counts are recorded when one is above an int. */
+static int plx_api_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, int bytes,
+                            MPI_Datatype oldtype, MPI_Datatype *newtype, const char *fn)
+{
+    struct plx_datatype *old = NULL;
+    int rc = plx_api_ctor_check(count < 0 ? -1 : 0, oldtype, &old, newtype, fn);
+    if (rc)
+        return rc;
+    if (blocklength < 0)
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "argument 'blocklength' is negative (%lld)",
+                           (long long)blocklength);
+    int large = !plx_count_fits_int(count) || !plx_count_fits_int(blocklength) ||
+                (!bytes && !plx_count_fits_int(stride));
+    const MPI_Count v[3] = { count, blocklength, stride };
+    plx_api_lock();
+    rc = plx_api_new_type_large(plx_dt_vector(count, blocklength, (MPI_Aint)stride, bytes, old),
+                                large ? (bytes ? 2 : 3) : 0, v, newtype, fn);
     plx_api_unlock();
     return rc;
 }
@@ -914,27 +961,13 @@ int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *
 int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                        MPI_Datatype *newtype)
 {
-    static const char fn[] = "MPI_Type_vector_c";
-    int rc = plx_api_int_arg(count, fn, "count");
-    if (rc == MPI_SUCCESS)
-        rc = plx_api_int_arg(blocklength, fn, "blocklength");
-    if (rc == MPI_SUCCESS)
-        rc = plx_api_int_arg(stride, fn, "stride");
-    if (rc)
-        return rc;
-    return plx_api_vector((int)count, (int)blocklength, (MPI_Aint)stride, 0, oldtype, newtype, fn);
+    return plx_api_vector_c(count, blocklength, stride, 0, oldtype, newtype, "MPI_Type_vector_c");
 }
 
 int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                                MPI_Datatype *newtype)
 {
-    static const char fn[] = "MPI_Type_create_hvector_c";
-    int rc = plx_api_int_arg(count, fn, "count");
-    if (rc == MPI_SUCCESS)
-        rc = plx_api_int_arg(blocklength, fn, "blocklength");
-    if (rc)
-        return rc;
-    return plx_api_vector((int)count, (int)blocklength, (MPI_Aint)stride, 1, oldtype, newtype, fn);
+    return plx_api_vector_c(count, blocklength, stride, 1, oldtype, newtype, "MPI_Type_create_hvector_c");
 }
 
 /* The four indexed forms: per-block lengths bls (NULL: every block is bl
@@ -1067,7 +1100,6 @@ int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count ext
     return rc;
 }
 
-/* Plexus records no large counts (see above): num_large_counts is 0. */
 int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
                              MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner)
 {
@@ -1082,7 +1114,7 @@ int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI
                                           : !num_datatypes ? "num_datatypes" : "combiner");
     *num_integers = dt->ni;
     *num_addresses = dt->na;
-    *num_large_counts = 0;
+    *num_large_counts = dt->nl;
     *num_datatypes = dt->nt;
     *combiner = dt->combiner;
     return MPI_SUCCESS;
@@ -1092,14 +1124,13 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_
                              MPI_Count max_large_counts, MPI_Count max_datatypes, int integers[],
                              MPI_Aint addresses[], MPI_Count large_counts[], MPI_Datatype datatypes[])
 {
-    (void)large_counts;
     if (max_large_counts < 0) {
         plx_api_check_init("MPI_Type_get_contents_c");
         return plx_api_err(NULL, "MPI_Type_get_contents_c", MPI_ERR_ARG, "argument 'max_large_counts' is "
                            "negative (%lld)", (long long)max_large_counts);
     }
-    return plx_api_contents(datatype, max_integers, max_addresses, max_datatypes, integers, addresses, datatypes,
-                            "MPI_Type_get_contents_c");
+    return plx_api_contents(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, integers,
+                            addresses, large_counts, datatypes, "MPI_Type_get_contents_c");
 }
 
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,

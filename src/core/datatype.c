@@ -186,6 +186,7 @@ void plx_dt_release(struct plx_datatype *dt)
         free(dt->runs);
     free(dt->run_pre);
     free(dt->ints);
+    free(dt->larges);
     free(dt->aints);
     free(dt->types);
     free(dt->children);
@@ -370,6 +371,8 @@ static struct plx_datatype *plx_dt_new(int combiner, int ni, int na, int nt)
     if (!d)
         return NULL;
     d->combiner = combiner;
+    d->nl = 0;                  /* plx_dt_record_large sets them */
+    d->larges = NULL;
     d->ni = ni;
     d->na = na;
     d->nt = nt;
@@ -626,6 +629,16 @@ struct plx_datatype *plx_dt_dup(struct plx_datatype *old)
     plx_dt_finish_runs(d, plx_copy_layout, NULL);
     d->committed = old->committed;  /* MPI: the duplicate has the same committed state */
     return d;
+}
+
+void plx_dt_record_large(struct plx_datatype *d, int nl, const MPI_Count *v)
+{
+    free(d->ints);
+    d->ints = NULL;
+    d->ni = 0;
+    d->larges = plx_malloc((size_t)nl * sizeof *d->larges);
+    memcpy(d->larges, v, (size_t)nl * sizeof *d->larges);
+    d->nl = nl;
 }
 
 struct plx_datatype *plx_dt_f90(int combiner, int ni, const int *ints, struct plx_datatype *base)

@@ -69,6 +69,8 @@ struct plx_datatype {
     /* Constructor arguments (MPI_Type_get_contents) and the children they
      * name, each referenced. */
     int ni, na, nt;
+    int nl;                     /* large counts (a `_c` constructor's values above an int) */
+    MPI_Count *larges;
     int *ints;
     MPI_Aint *aints;
     MPI_Datatype *types;
@@ -119,6 +121,10 @@ struct plx_datatype *plx_dt_dup(struct plx_datatype *old);
 /* The type MPI_Type_create_f90_integer/_real/_complex return: the layout of
  * the predefined base, the F90 combiner with its ni (1 or 2) parameters, no
  * datatypes in its envelope. Predefined in MPI's sense: it is never freed. */
+/* d (just built) was made by a `_c` constructor with values that do not fit
+ * an int: its contents record them as nl large counts instead of ints, as
+ * MPI_Type_get_contents_c returns them (its ints are dropped). */
+void plx_dt_record_large(struct plx_datatype *d, int nl, const MPI_Count *v);
 struct plx_datatype *plx_dt_f90(int combiner, int ni, const int *ints, struct plx_datatype *base);
 /* order: MPI_ORDER_C or MPI_ORDER_FORTRAN. */
 struct plx_datatype *plx_dt_subarray(int ndims, const int *sizes, const int *subsizes, const int *starts,

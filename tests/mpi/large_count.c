@@ -548,8 +548,32 @@ static void datatypes(void)
     PLX_CHECK(pos == 16 && memcmp(v, back, sizeof v) == 0, "Unpack_external_c round trip");
 
     /* errors: what the constructors cannot keep in an int, negative counts */
-    PLX_CHECK_ERR(MPI_Type_contiguous_c((MPI_Count)1 << 31, MPI_INT, &a), MPI_ERR_COUNT);
-    PLX_CHECK_ERR(MPI_Type_vector_c(2, (MPI_Count)INT_MAX + 1, 1, MPI_INT, &a), MPI_ERR_COUNT);
+    /* contiguous and vector take counts above an int, recorded as large counts */
+    PLX_CHECK_MPI(MPI_Type_contiguous_c((MPI_Count)1 << 31, MPI_INT, &a));
+    MPI_Count tsz = -1;
+    PLX_CHECK_MPI(MPI_Type_size_c(a, &tsz));
+    PLX_CHECK_EQ(tsz, (MPI_Count)1 << 33, "size of 2^31 ints");
+    PLX_CHECK_MPI(MPI_Type_get_envelope_c(a, &ni, &na, &nl, &nd, &comb));
+    PLX_CHECK(ni == 0 && na == 0 && nl == 1 && nd == 1 && comb == MPI_COMBINER_CONTIGUOUS,
+              "envelope_c of a large contiguous: %lld %lld %lld %lld", (long long)ni, (long long)na, (long long)nl,
+              (long long)nd);
+    PLX_CHECK_MPI(MPI_Type_get_contents_c(a, 0, 0, 1, 1, ints, addrs, lcs, tys));
+    PLX_CHECK(lcs[0] == (MPI_Count)1 << 31 && tys[0] == MPI_INT, "contents_c: the large count");
+    int i_ni, i_na, i_nd, i_comb;
+    PLX_CHECK_ERR(MPI_Type_get_envelope(a, &i_ni, &i_na, &i_nd, &i_comb), MPI_ERR_TYPE);
+    PLX_CHECK_ERR(MPI_Type_get_contents(a, 0, 0, 1, ints, addrs, tys), MPI_ERR_TYPE);
+    MPI_Type_free(&a);
+    MPI_Count vl[3];
+    PLX_CHECK_MPI(MPI_Type_vector_c(2, (MPI_Count)INT_MAX + 1, (MPI_Count)INT_MAX + 7, MPI_BYTE, &a));
+    PLX_CHECK_MPI(MPI_Type_get_envelope_c(a, &ni, &na, &nl, &nd, &comb));
+    PLX_CHECK(nl == 3 && comb == MPI_COMBINER_VECTOR, "envelope_c of a large vector");
+    PLX_CHECK_MPI(MPI_Type_get_contents_c(a, 0, 0, 3, 1, ints, addrs, vl, tys));
+    PLX_CHECK(vl[0] == 2 && vl[1] == (MPI_Count)INT_MAX + 1 && vl[2] == (MPI_Count)INT_MAX + 7,
+              "contents_c of a large vector");
+    MPI_Count lb = -1, ext = -1;
+    PLX_CHECK_MPI(MPI_Type_get_extent_c(a, &lb, &ext));
+    PLX_CHECK_EQ(ext, (MPI_Count)INT_MAX + 7 + (MPI_Count)INT_MAX + 1, "extent of a large vector");
+    MPI_Type_free(&a);
     MPI_Count badbl[2] = { 1, (MPI_Count)1 << 40 };
     PLX_CHECK_ERR(MPI_Type_indexed_c(2, badbl, di, MPI_INT, &a), MPI_ERR_COUNT);
     PLX_CHECK_ERR(MPI_Type_contiguous_c(-1, MPI_INT, &a), MPI_ERR_COUNT);

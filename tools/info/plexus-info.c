@@ -43,8 +43,7 @@ int main(int argc, char **argv)
         plx_config_format(&plx_settings[i], val, sizeof val);
         static const char *const when[] = { [PLX_LIVE_NO] = "read at MPI_Init",
                                             [PLX_LIVE_LOCAL] = "may also be changed while running (MPI_T)",
-                                            [PLX_LIVE_ALL_EQ] = "may also be changed while running (MPI_T), "
-                                                                "equally in every process" };
+                                            [PLX_LIVE_ALL_EQ] = "also while running (MPI_T), equal everywhere" };
         printf("  %-26s = %-10s (default %s; %s)\n      %s\n", plx_settings[i].name, val, plx_settings[i].defval,
                when[plx_settings[i].live], plx_settings[i].help);
     }
