@@ -829,9 +829,11 @@ static plx_status_t plx_ofi_send_zcopy(struct plx_tp_iface *ifc, int lpid, const
     int rc = 0;
     struct plx_ofi_mrc *m = plx_ofi_mrc_get(iov[0].iov_base, iov[0].iov_len, &rc);
     if (!m) {
-        plx_warn("ofi: registering %zu bytes at %p for rank %d: fi_mr_reg: %s", iov[0].iov_len, iov[0].iov_base,
-                 lpid, fi_strerror(-rc));
-        return PLX_ERR_NOMEM;
+        /* the piece (and the rest of the message) then streams in messages:
+         * slower, never lost */
+        plx_debug(1, "ofi: registering %zu bytes at %p for rank %d failed (fi_mr_reg: %s): the data goes in "
+                  "messages", iov[0].iov_len, iov[0].iov_base, lpid, fi_strerror(-rc));
+        return PLX_ERR_UNSUPPORTED;
     }
     struct plx_ofi_op *op = plx_ofi_op_get(PLX_OFI_OP_ZC);
     op->lpid = lpid;
@@ -895,8 +897,10 @@ static int plx_ofi_read_issue(struct plx_ofi_op *op)
         int rc = 0;
         op->mrc = plx_ofi_mrc_get(op->dst, op->fit, &rc);
         if (!op->mrc) {
-            plx_warn("ofi: registering the receive buffer (%zu bytes) for rank %d's data: %s", op->fit, op->lpid,
-                     fi_strerror(-rc));
+            char why[256];
+            snprintf(why, sizeof why, "ofi: registering the receive buffer (%zu bytes) for rank %d's data: "
+                     "fi_mr_reg: %s", op->fit, op->lpid, fi_strerror(-rc));
+            plx_ofi.up->link_failed(&plx_ofi.ifc, op->lpid, why, 0);
             plx_ofi_read_done(op, PLX_ERR_NOMEM);
             return 1;
         }
@@ -1018,7 +1022,8 @@ static void plx_ofi_cq_error(void)
         plx_ofi.up->link_failed(&plx_ofi.ifc, op->lpid, why, 0);
         break;
     case PLX_OFI_OP_READ:
-        plx_warn("ofi: reading %zu bytes from rank %d: %s", op->fit, op->lpid, why);
+        /* the data did not arrive: the channel is broken (placed() cannot say so) */
+        plx_ofi.up->link_failed(&plx_ofi.ifc, op->lpid, why, 0);
         plx_ofi_read_done(op, PLX_ERR_IO);
         break;
     case PLX_OFI_OP_RMA:
