@@ -11,12 +11,12 @@
 # Plexus's half round trip (bench/latency) and bandwidth (bench/bw) with
 # PLEXUS_TRANSPORTS=ofi PLEXUS_OFI_PROVIDER=PROVIDER; the median of ROUNDS
 # rounds each. fi_pingpong's figure is its own (per transfer, as it prints
-# it). Every process runs under `timeout`.
+# it: 1k = 1024). SIZES overrides the sizes. Every process runs under `timeout`.
 set -u
 BUILD=$(cd "${1:?usage: $0 BUILD_DIR [PROVIDER] [ROUNDS]}" && pwd)
 PROV=${2:-tcp;ofi_rxm}
 ROUNDS=${3:-3}
-SIZES="8 64 1024 4096 65536 1048576"
+SIZES=${SIZES:-8 64 1024 65536 1048576}
 ITERS=2000
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$(mktemp -d /tmp/plx-ofi-pp.XXXXXX)
@@ -31,7 +31,8 @@ fi_pp() {   # size -> "usec MBps"
     local srv=$!
     sleep 0.3
     timeout 60 fi_pingpong -p "$PROV" -e rdm -I "$it" -S "$s" -P "$port" 127.0.0.1 2>/dev/null |
-        awk -v s="$s" '$1 == s { print $7, $6 }'
+        awk -v s="$s" '{ b = $1; if (b ~ /k$/) b = b * 1024; else if (b ~ /m$/) b = b * 1048576 }
+                       b == s && $7 ~ /^[0-9.]+$/ { print $7, $6 }'
     wait "$srv" 2>/dev/null
     port=$((port + 1))
 }
