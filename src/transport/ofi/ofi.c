@@ -1324,10 +1324,11 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
         return PLX_OK;
     if (!plx_ofi.early_ok) {
         /* one plain message for the job (rank 0's), each rank's at level 2;
-         * said without PLEXUS_DEBUG when ofi was the only transport asked for
-         * (MPI_Init then ends: no transport reaches the other ranks) */
-        if (!strcmp(plx_config.transports, "ofi") && plx_procs.my_lpid == 0)
-            plx_warn("ofi: cannot be used: %s", plx_ofi.why);
+         * said by every rank without PLEXUS_DEBUG when ofi was the only
+         * transport asked for (MPI_Init then ends: no transport reaches the
+         * other ranks, and the first rank to say so ends the job) */
+        if (!strcmp(plx_config.transports, "ofi"))
+            plx_warn("ofi: cannot be used: %s", plx_ofi.why);     /* each rank: before its own fatal */
         else
             plx_debug(plx_procs.my_lpid == 0 ? 1 : 2, "ofi: not used (the other transports carry the job): %s",
                       plx_ofi.why);
