@@ -1196,3 +1196,30 @@ def test_timeout_ends_spawned_jobs_too(mpiexec, spawn_host, marker, launch):
     assert job.stdout.count("child waiting") == 2, job.stdout
     assert "timed out" in job.stderr, job.stderr
 
+# ---- issue 14: the libfabric transport across hosts ---------------------------------------------
+
+@pytest.fixture(scope="session")
+def ofi_transport(build_dir):
+    """Skips the test while the build has no ofi transport that opens tcp;ofi_rxm."""
+    info = os.path.join(build_dir, "bin", "plexus-info")
+    if not os.access(info, os.X_OK):
+        pytest.skip("%s was not built: cannot tell whether the ofi transport exists" % info)
+    out = subprocess.run([info], capture_output=True, text=True, timeout=60).stdout
+    section = out.split("transports:", 1)[-1].split("settings", 1)[0]
+    if not re.search(r"^\s*ofi\s+usable:.*tcp;ofi_rxm", section, re.M):
+        pytest.skip("the ofi transport with tcp;ofi_rxm is not usable in this build (plexus-info)")
+    return True
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name,nhosts,np_", [("pt2pt_basic", 2, 4), ("ordering", 2, 4), ("cancel", 2, 4),
+                                             ("dt_pt2pt", 3, 3), ("big", 2, 2)])
+def test_pt2pt_ofi_across_hosts(mpiexec, ofi_transport, pt2pt_progs, test_hosts, marker, launch,
+                                name, nhosts, np_):
+    # PLEXUS_TRANSPORTS=ofi: every pair, on one host or across, over libfabric's tcp;ofi_rxm
+    c = test_hosts(nhosts)
+    job = launch(hosts_job(c, mpiexec, ["-genv", "PLEXUS_TRANSPORTS", "ofi", "-genv", "PLEXUS_OFI_PROVIDER",
+                                        "tcp+ofi_rxm", "-genv", "PLEXUS_DEBUG", "1", "-n", str(np_),
+                                        pt2pt_progs[name], marker]), timeout=240)
+    assert job.proc.returncode == 0, job.stdout + job.stderr
+    assert "ofi: provider tcp;ofi_rxm" in job.stderr, job.stderr

@@ -163,6 +163,7 @@ struct plx_ofi_peer {
     int8_t state;               /* 0 card not read, 1 reached, -1 not reached */
     uint8_t in_av, sent, heard, bye_in;
     int rma_out;                /* native remote-memory operations not yet complete */
+    uint64_t st_rma_ops, st_rma_bytes;  /* PLEXUS_STATS: native operations issued to it, bytes moved */
     struct plx_list flushes;    /* struct plx_ofi_flush waiting for rma_out to reach 0 */
     fi_addr_t addr;
     char *abuf;                 /* its raw address, until inserted */
@@ -829,9 +830,11 @@ static plx_status_t plx_ofi_send_zcopy(struct plx_tp_iface *ifc, int lpid, const
     int rc = 0;
     struct plx_ofi_mrc *m = plx_ofi_mrc_get(iov[0].iov_base, iov[0].iov_len, &rc);
     if (!m) {
-        plx_warn("ofi: registering %zu bytes at %p for rank %d: fi_mr_reg: %s", iov[0].iov_len, iov[0].iov_base,
-                 lpid, fi_strerror(-rc));
-        return PLX_ERR_NOMEM;
+        /* the piece (and the rest of the message) then streams in messages:
+         * slower, never lost */
+        plx_debug(1, "ofi: registering %zu bytes at %p for rank %d failed (fi_mr_reg: %s): the data goes in "
+                  "messages", iov[0].iov_len, iov[0].iov_base, lpid, fi_strerror(-rc));
+        return PLX_ERR_UNSUPPORTED;
     }
     struct plx_ofi_op *op = plx_ofi_op_get(PLX_OFI_OP_ZC);
     op->lpid = lpid;
@@ -895,8 +898,10 @@ static int plx_ofi_read_issue(struct plx_ofi_op *op)
         int rc = 0;
         op->mrc = plx_ofi_mrc_get(op->dst, op->fit, &rc);
         if (!op->mrc) {
-            plx_warn("ofi: registering the receive buffer (%zu bytes) for rank %d's data: %s", op->fit, op->lpid,
-                     fi_strerror(-rc));
+            char why[256];
+            snprintf(why, sizeof why, "ofi: registering the receive buffer (%zu bytes) for rank %d's data: "
+                     "fi_mr_reg: %s", op->fit, op->lpid, fi_strerror(-rc));
+            plx_ofi.up->link_failed(&plx_ofi.ifc, op->lpid, why, 0);
             plx_ofi_read_done(op, PLX_ERR_NOMEM);
             return 1;
         }
@@ -1018,7 +1023,8 @@ static void plx_ofi_cq_error(void)
         plx_ofi.up->link_failed(&plx_ofi.ifc, op->lpid, why, 0);
         break;
     case PLX_OFI_OP_READ:
-        plx_warn("ofi: reading %zu bytes from rank %d: %s", op->fit, op->lpid, why);
+        /* the data did not arrive: the channel is broken (placed() cannot say so) */
+        plx_ofi.up->link_failed(&plx_ofi.ifc, op->lpid, why, 0);
         plx_ofi_read_done(op, PLX_ERR_IO);
         break;
     case PLX_OFI_OP_RMA:
@@ -1200,10 +1206,13 @@ static struct plx_ofi_op *plx_ofi_rma_op(int lpid, const void *local, size_t len
 }
 
 /* After a post: counted, or refused (BUSY on EAGAIN). */
-static plx_status_t plx_ofi_rma_posted(struct plx_ofi_op *op, ssize_t rc, const char *what)
+static plx_status_t plx_ofi_rma_posted(struct plx_ofi_op *op, ssize_t rc, const char *what, size_t bytes)
 {
     if (rc == 0) {
-        plx_ofi.peers[op->lpid].rma_out++;
+        struct plx_ofi_peer *p = &plx_ofi.peers[op->lpid];
+        p->rma_out++;
+        p->st_rma_ops++;
+        p->st_rma_bytes += bytes;
         return PLX_OK;
     }
     plx_ofi_mrc_release(op->mrc);
@@ -1229,7 +1238,8 @@ static plx_status_t plx_ofi_put(struct plx_tp_iface *ifc, int lpid, const void *
     struct fi_msg_rma m = { .msg_iov = &v, .desc = &desc, .iov_count = 1, .addr = dest, .rma_iov = &r,
                             .rma_iov_count = 1, .context = op };
     /* complete only once it is in the target's memory */
-    return plx_ofi_rma_posted(op, fi_writemsg(plx_ofi.ep, &m, FI_DELIVERY_COMPLETE | FI_COMPLETION), "fi_write");
+    return plx_ofi_rma_posted(op, fi_writemsg(plx_ofi.ep, &m, FI_DELIVERY_COMPLETE | FI_COMPLETION), "fi_write",
+                              len);
 }
 
 static plx_status_t plx_ofi_get(struct plx_tp_iface *ifc, int lpid, void *local, size_t len, uint64_t raddr,
@@ -1241,7 +1251,7 @@ static plx_status_t plx_ofi_get(struct plx_tp_iface *ifc, int lpid, void *local,
     if (!op)
         return st;
     ssize_t rc = fi_read(plx_ofi.ep, local, len, op->mrc ? op->mrc->desc : NULL, dest, raddr, rkey, op);
-    return plx_ofi_rma_posted(op, rc, "fi_read");
+    return plx_ofi_rma_posted(op, rc, "fi_read", len);
 }
 
 static plx_status_t plx_ofi_atomic(struct plx_tp_iface *ifc, int lpid, int aop, uint64_t operand, uint64_t compare,
@@ -1282,7 +1292,7 @@ static plx_status_t plx_ofi_atomic(struct plx_tp_iface *ifc, int lpid, int aop, 
         plx_ofi_op_put(op);
         return PLX_ERR_ARG;
     }
-    return plx_ofi_rma_posted(op, rc, "fi_fetch_atomic/fi_compare_atomic");
+    return plx_ofi_rma_posted(op, rc, "fi_fetch_atomic/fi_compare_atomic", 8);
 }
 
 static plx_status_t plx_ofi_flush(struct plx_tp_iface *ifc, int lpid, struct plx_tp_comp *comp)
@@ -1313,9 +1323,15 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
     if (!plx_ofi.wanted)
         return PLX_OK;
     if (!plx_ofi.early_ok) {
-        /* one plain message for the job (rank 0's), each rank's at level 2 */
-        plx_debug(plx_procs.my_lpid == 0 ? 1 : 2, "ofi: not used (the other transports carry the job): %s",
-                  plx_ofi.why);
+        /* one plain message for the job (rank 0's), each rank's at level 2;
+         * said by every rank without PLEXUS_DEBUG when ofi was the only
+         * transport asked for (MPI_Init then ends: no transport reaches the
+         * other ranks, and the first rank to say so ends the job) */
+        if (!strcmp(plx_config.transports, "ofi"))
+            plx_warn("ofi: cannot be used: %s", plx_ofi.why);     /* each rank: before its own fatal */
+        else
+            plx_debug(plx_procs.my_lpid == 0 ? 1 : 2, "ofi: not used (the other transports carry the job): %s",
+                      plx_ofi.why);
         return PLX_OK;
     }
     if (max < 1) {
@@ -1418,6 +1434,12 @@ static void plx_ofi_goodbye(void)
 static void plx_ofi_finalize(void)
 {
     if (plx_ofi.open) {
+        /* native remote memory is no channel of the router's: its own lines */
+        for (int l = 0; plx_config.stats && l < plx_procs.n; l++)
+            if (plx_ofi.peers[l].st_rma_ops)
+                plx_warn("stats: rank %d peer %d channel ofi: native remote memory %llu operations %llu bytes",
+                         plx_procs.my_lpid, l, (unsigned long long)plx_ofi.peers[l].st_rma_ops,
+                         (unsigned long long)plx_ofi.peers[l].st_rma_bytes);
         plx_ofi_goodbye();
         plx_debug(1, "ofi: %llu rendezvous reads, %llu bytes", (unsigned long long)plx_ofi.nreads,
                   (unsigned long long)plx_ofi.nread_bytes);
