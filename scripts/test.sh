@@ -60,6 +60,8 @@ if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPLEXUS_SANITIZE=ON -DPLEX
     run_ctest build-asan -j"$jobs" -R '^mpi\.(io_access|io_coll|io_errors)\.np(2|4)$'
     # intercommunicators, idup, ports and joins (issue 16)
     run_ctest build-asan -j"$jobs" -R '^mpi\.(intercomm|dynamic)\.np(2|3|4)$'
+    # shared memory through the multi-producer queues and contended per-pair rings (issue 15)
+    run_ctest build-asan -j"$jobs" -R '^mpi\.(shmq_ordering\.np8|shmq_rndv\.np4|many_ranks\.np64)$'
     unset ASAN_OPTIONS UBSAN_OPTIONS
 else
     tail -50 build-asan.log
