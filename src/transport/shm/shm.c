@@ -237,8 +237,8 @@ static struct plx_shm_peer *plx_shm_peer_get(int lpid)
     return p;
 }
 
-/* Maps the peer's segment (first contact as a sender, or as the helper of
- * its read). The opener that completes the count of the node's other ranks
+/* Maps the peer's segment (first contact as a sender or a receiver, or as
+ * the helper of its read). The opener that completes the count of the node's other ranks
  * unlinks the name: nobody will open it again. */
 static plx_status_t plx_shm_peer_map(struct plx_shm_peer *p)
 {
@@ -668,8 +668,14 @@ static int plx_shm_poll(void)
     const struct plx_hdr *h;
     int from;
     while ((h = plx_shmq_peek(&plx_shm.queue, &from)) != NULL) {
-        if (plx_likely(from >= 0 && from < plx_procs.n && plx_shm.local_of_lpid[from] >= 0))
-            plx_shm_dispatch(plx_shm_peer_get(from), h, h + 1);
+        if (plx_likely(from >= 0 && from < plx_procs.n && plx_shm.local_of_lpid[from] >= 0)) {
+            struct plx_shm_peer *p = plx_shm_peer_get(from);
+            /* a sender's segment is mapped at its first record: its CPU
+             * (plx_shm_cpu_shared) and pid are then at hand */
+            if (plx_unlikely(!p->seg))
+                (void)plx_shm_peer_map(p);
+            plx_shm_dispatch(p, h, h + 1);
+        }
         else
             plx_warn("shm: a record from rank %d, not of this node (ignored)", from);
         plx_shmq_consume(&plx_shm.queue, h);
@@ -702,8 +708,8 @@ static void plx_shm_sleep_done(void)
 /* Publishes this process's CPU and says whether a node peer last waited
  * on the same one: then the two take turns on one CPU (a loaded machine
  * often puts them there), and every poll spun delays the peer we wait
- * for. O(peers whose segment is mapped), called only after a stretch of
- * idle polls. */
+ * for. O(peers whose segment is mapped: those we sent to or received
+ * from), called only after a stretch of idle polls. */
 static int plx_shm_cpu_shared(void)
 {
     int cpu = sched_getcpu();
