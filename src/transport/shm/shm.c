@@ -145,6 +145,7 @@ struct plx_shm_peer {
     uint32_t queued;                   /* messages sent through the queue */
     struct plx_ring_cons in;           /* the peer's ring in my segment (in_on) */
     int in_on;
+    int gone;                          /* its segment's name is gone: it has left MPI_Finalize */
     struct sockaddr_un bell;
     socklen_t bell_len;
 };
@@ -251,6 +252,15 @@ static plx_status_t plx_shm_peer_map(struct plx_shm_peer *p)
         char name[300];
         plx_shm_seg_name(p->lpid, name, sizeof name);
         int fd = shm_open(name, O_RDWR, 0600);
+        if (fd < 0 && errno == ENOENT) {
+            /* Every segment exists before the card fence, and the name goes
+             * before MPI_Finalize only once every other rank has opened it:
+             * so the owner has finalized (its last records, or a credit for
+             * it, are all that is left) or died (the launcher ends the job). */
+            plx_debug(2, "shm: rank %d has left (its segment is unlinked)", p->lpid);
+            p->gone = 1;
+            return PLX_ERR_IO;
+        }
         if (fd < 0) {
             plx_warn("shm: cannot open rank %d's segment %s: %s", p->lpid, name, strerror(errno));
             return PLX_ERR_IO;
@@ -338,7 +348,7 @@ static plx_status_t plx_shm_send_slow(struct plx_shm_peer *p, const struct plx_h
 {
     plx_status_t st;
     if (plx_unlikely(!p->seg) && (st = plx_shm_peer_map(p)) != PLX_OK)
-        return st;
+        return p->gone ? PLX_OK : st;      /* nobody will read it: as a write into a departed peer's ring */
     if (p->out_state == PLX_SHM_OUT_QUEUE && plx_shm.nfast > 0 && p->queued >= plx_shm.fast_after &&
         (p->queued & 1023) == plx_shm.fast_after % 1024)     /* retried every 1024 */
         (void)plx_shm_fast_claim(p);
@@ -908,6 +918,19 @@ static plx_status_t plx_shm_init(void)
         plx_warn("shm: cannot bind doorbell socket: %s", strerror(errno));
         return PLX_ERR_IO;
     }
+    /* Under a launcher that does not sweep /dev/shm when the job ends
+     * (Hydra, srun: PLEXUS_MPIEXEC is set only by our mpiexec and proxy),
+     * open every node peer's segment now, so that the last opener of each
+     * unlinks it before MPI_Init returns and a job that dies later leaves
+     * nothing: O(node ranks) opens and maps at MPI_Init (as before issue
+     * 15), no peer is waited for. */
+    const char *ours = getenv("PLEXUS_MPIEXEC");
+    if (!(ours && strcmp(ours, "1") == 0))
+        for (int i = 0; i < plx_shm.nlocal; i++) {
+            plx_status_t st = plx_shm_peer_map(plx_shm_peer_get(plx_procs.local_lpids[i]));
+            if (st != PLX_OK)
+                return st;
+        }
     /* Cross-memory attach is tried on the first large read; a refusal
      * (Yama, seccomp) switches this process to the pipelined copy then. */
     plx_shm.cma = plx_config.shm_cma;
