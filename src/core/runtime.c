@@ -139,8 +139,11 @@ static plx_status_t plx_runtime_exchange_cards(void)
      * (PLEXUS_NODE_NAME: set it on every rank, or on none). */
     if (!plx_config.node_name[0] && plx_runtime_nodes_from_mapping() == 0) {
         plx_runtime_local_ranks();
+        plx_debug(1, "nodes from the launcher's PMI_process_mapping: no business card read");
         return PLX_OK;
     }
+    plx_debug(1, "nodes from every rank's business card (%s)",
+              plx_config.node_name[0] ? "PLEXUS_NODE_NAME is set" : "no usable PMI_process_mapping");
     char (*names)[256] = plx_calloc((size_t)n, 256);
     int nnodes = 0;
     int *node_first = plx_calloc((size_t)n, sizeof(int));   /* a member of each node */

@@ -356,11 +356,31 @@ static plx_status_t plx_pmi2_fence(void)
     return st;
 }
 
+/* PMI_process_mapping is a job attribute in PMI-2 (Slurm, Hydra), not a
+ * key of the key-value space: asked with info-getjobattr. PLX_ERR_ARG when
+ * the launcher has none (the caller then reads the business cards). */
+static plx_status_t plx_pmi2_get_jobattr(const char *key, char *val, size_t len)
+{
+    plx_status_t st = plx_pmi2_send("cmd=info-getjobattr;key=%s;", key);
+    if (st != PLX_OK)
+        return st;
+    if (plx_pmi2_reply("info-getjobattr-response") != PLX_OK)
+        return PLX_ERR_ARG;
+    char found[8] = "";
+    plx_pmi2_find(plx_p2.buf, "found", found, sizeof found);
+    if (strcmp(found, "TRUE") != 0)
+        return PLX_ERR_ARG;
+    int f = plx_pmi2_find(plx_p2.buf, "value", val, len);
+    return f == 0 ? PLX_OK : f == -2 ? PLX_ERR_TRUNCATE : PLX_ERR_ARG;
+}
+
 static plx_status_t plx_pmi2_get(const char *key, char *val, size_t len)
 {
     plx_status_t st = plx_pm_check_kv(key, NULL, PLX_PM_MAX_KEY, PLX_PM_MAX_VAL);
     if (st != PLX_OK)
         return st;
+    if (strcmp(key, "PMI_process_mapping") == 0)
+        return plx_pmi2_get_jobattr(key, val, len);
     if ((st = plx_pmi2_send("cmd=kvs-get;jobid=%s;srcid=-1;key=%s;", plx_p2.jobid, key)) != PLX_OK)
         return st;
     st = plx_pmi2_recv();

@@ -145,6 +145,7 @@ struct plx_shm_peer {
     uint32_t queued;                   /* messages sent through the queue */
     struct plx_ring_cons in;           /* the peer's ring in my segment (in_on) */
     int in_on;
+    int gone;                          /* its segment's name is gone: it has left MPI_Finalize */
     struct sockaddr_un bell;
     socklen_t bell_len;
 };
@@ -238,8 +239,8 @@ static struct plx_shm_peer *plx_shm_peer_get(int lpid)
     return p;
 }
 
-/* Maps the peer's segment (first contact as a sender, or as the helper of
- * its read). The opener that completes the count of the node's other ranks
+/* Maps the peer's segment (first contact as a sender or a receiver, or as
+ * the helper of its read). The opener that completes the count of the node's other ranks
  * unlinks the name: nobody will open it again. */
 static plx_status_t plx_shm_peer_map(struct plx_shm_peer *p)
 {
@@ -252,6 +253,15 @@ static plx_status_t plx_shm_peer_map(struct plx_shm_peer *p)
         char name[300];
         plx_shm_seg_name(p->lpid, name, sizeof name);
         int fd = shm_open(name, O_RDWR, 0600);
+        if (fd < 0 && errno == ENOENT) {
+            /* Every segment exists before the card fence, and the name goes
+             * before MPI_Finalize only once every other rank has opened it:
+             * so the owner has finalized (its last records, or a credit for
+             * it, are all that is left) or died (the launcher ends the job). */
+            plx_debug(2, "shm: rank %d has left (its segment is unlinked)", p->lpid);
+            p->gone = 1;
+            return PLX_ERR_IO;
+        }
         if (fd < 0) {
             plx_warn("shm: cannot open rank %d's segment %s: %s", p->lpid, name, strerror(errno));
             return PLX_ERR_IO;
@@ -339,7 +349,7 @@ static plx_status_t plx_shm_send_slow(struct plx_shm_peer *p, const struct plx_h
 {
     plx_status_t st;
     if (plx_unlikely(!p->seg) && (st = plx_shm_peer_map(p)) != PLX_OK)
-        return st;
+        return p->gone ? PLX_OK : st;      /* nobody will read it: as a write into a departed peer's ring */
     if (p->out_state == PLX_SHM_OUT_QUEUE && plx_shm.nfast > 0 && p->queued >= plx_shm.fast_after &&
         (p->queued & 1023) == plx_shm.fast_after % 1024)     /* retried every 1024 */
         (void)plx_shm_fast_claim(p);
@@ -669,8 +679,14 @@ static int plx_shm_poll(void)
     const struct plx_hdr *h;
     int from;
     while ((h = plx_shmq_peek(&plx_shm.queue, &from)) != NULL) {
-        if (plx_likely(from >= 0 && from < plx_procs.n && plx_shm.local_of_lpid[from] >= 0))
-            plx_shm_dispatch(plx_shm_peer_get(from), h, h + 1);
+        if (plx_likely(from >= 0 && from < plx_procs.n && plx_shm.local_of_lpid[from] >= 0)) {
+            struct plx_shm_peer *p = plx_shm_peer_get(from);
+            /* a sender's segment is mapped at its first record: its CPU
+             * (plx_shm_cpu_shared) and pid are then at hand */
+            if (plx_unlikely(!p->seg))
+                (void)plx_shm_peer_map(p);
+            plx_shm_dispatch(p, h, h + 1);
+        }
         else
             plx_warn("shm: a record from rank %d, not of this node (ignored)", from);
         plx_shmq_consume(&plx_shm.queue, h);
@@ -709,8 +725,8 @@ static void plx_shm_sleep_done(void)
 /* Publishes this process's CPU and says whether a node peer last waited
  * on the same one: then the two take turns on one CPU (a loaded machine
  * often puts them there), and every poll spun delays the peer we wait
- * for. O(peers whose segment is mapped), called only after a stretch of
- * idle polls. */
+ * for. O(peers whose segment is mapped: those we sent to or received
+ * from), called only after a stretch of idle polls. */
 static int plx_shm_cpu_shared(void)
 {
     int cpu = sched_getcpu();
@@ -909,6 +925,19 @@ static plx_status_t plx_shm_init(void)
         plx_warn("shm: cannot bind doorbell socket: %s", strerror(errno));
         return PLX_ERR_IO;
     }
+    /* Under a launcher that does not sweep /dev/shm when the job ends
+     * (Hydra, srun: PLEXUS_MPIEXEC is set only by our mpiexec and proxy),
+     * open every node peer's segment now, so that the last opener of each
+     * unlinks it before MPI_Init returns and a job that dies later leaves
+     * nothing: O(node ranks) opens and maps at MPI_Init (as before issue
+     * 15), no peer is waited for. */
+    const char *ours = getenv("PLEXUS_MPIEXEC");
+    if (!(ours && strcmp(ours, "1") == 0))
+        for (int i = 0; i < plx_shm.nlocal; i++) {
+            plx_status_t st = plx_shm_peer_map(plx_shm_peer_get(plx_procs.local_lpids[i]));
+            if (st != PLX_OK)
+                return st;
+        }
     /* Cross-memory attach is tried on the first large read; a refusal
      * (Yama, seccomp) switches this process to the pipelined copy then. */
     plx_shm.cma = plx_config.shm_cma;

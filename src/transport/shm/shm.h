@@ -1,15 +1,17 @@
 /*
- * Shared-memory transport: per-pair single-producer/single-consumer rings
- * inside one segment per receiving process, a doorbell for sleeping
- * receivers, and cross-memory attach for single-copy rendezvous.
+ * Shared-memory transport: one segment per process of a fixed size (a
+ * multi-producer inbound queue, queue.h, and a few per-pair rings, ring.h,
+ * claimed lazily by the busiest senders), a doorbell for sleeping receivers,
+ * and cross-memory attach for single-copy rendezvous.
  */
 #ifndef PLX_SHM_H
 #define PLX_SHM_H
 
 #include "transport/transport.h"
 
-/* The component. Its open() is collective over the node's processes (PM
- * fences): it creates, maps and unlinks the segments. One instance. */
+/* The component. Its init_early() creates and reserves this process's
+ * segment before the business-card fence; open() touches no peer: a peer's
+ * segment is mapped on first contact. One instance. */
 extern const struct plx_tp_component plx_shm_component;
 
 #endif
