@@ -61,7 +61,9 @@
  *
  * Thread rules: as every transport, under the library lock.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,29 @@
 #include "core/runtime.h"
 #include "pm/pm.h"
 #include "route/route.h"
+
+/* libfabric links Debian's PSM libraries (libpsm_infinipath, libpsm2),
+ * whose constructors install crash handlers for SIGSEGV and its kin when
+ * the library is loaded: a rank that crashes then prints their backtrace,
+ * drops a "<program>.<time>-<pid>,<host>.btr" file in its directory and
+ * exits with status 1, so the launcher can no longer report the signal.
+ * Only handlers that live in those libraries are put back to the default,
+ * once they have run (ours run after our dependencies' constructors); the
+ * handlers of the application or of a sanitizer are left alone. */
+__attribute__((constructor)) static void plx_ofi_undo_psm_handlers(void)
+{
+    static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa;
+        Dl_info di;
+        if (sigaction(sigs[i], NULL, &sa) != 0 || sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
+            continue;
+        void *fn = (sa.sa_flags & SA_SIGINFO) ? (void *)sa.sa_sigaction : (void *)sa.sa_handler;
+        if (dladdr(fn, &di) && di.dli_fname && (strstr(di.dli_fname, "libpsm") || strstr(di.dli_fname, "infinipath"))) {
+            signal(sigs[i], SIG_DFL);
+        }
+    }
+}
 #include "transport/ofi/ofi.h"
 #include "util/util.h"
 
