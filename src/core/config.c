@@ -128,6 +128,9 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_TEST_DIE_AT", PLX_SET_STRING, "", test_die_at,
             "Testing only: POINT:RANK makes that rank kill itself (SIGKILL) on reaching POINT of MPI_Init "
             "(pm, shm-created, cards, route, init)"),
+    PLX_SET("PLEXUS_TEST_ZCOPY_FAIL", PLX_SET_INT, "0", test_zcopy_fail,
+            "Testing only: N > 0 makes every N-th zero-copy piece the router would send fail with an I/O "
+            "error (the message then goes on by copy)"),
     /* one-sided communication (issue 12) */
     PLX_SET("PLEXUS_RMA_SHM", PLX_SET_BOOL, "1", rma_shm,
             "Windows of MPI_Win_allocate whose ranks share a node live in shared memory, reached by load/store (0: active messages)"),

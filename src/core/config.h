@@ -50,6 +50,7 @@ struct plx_config {
     int shm_fast_rings;         /* PLEXUS_SHM_FAST_RINGS */
     int shm_fast_after;         /* PLEXUS_SHM_FAST_AFTER */
     char test_die_at[64];       /* PLEXUS_TEST_DIE_AT */
+    int test_zcopy_fail;        /* PLEXUS_TEST_ZCOPY_FAIL */
     int rma_shm;                /* PLEXUS_RMA_SHM */
     /* the SCTP transport (issue 13) */
     int sctp_streams;           /* PLEXUS_SCTP_STREAMS */

@@ -52,6 +52,7 @@ struct plx_request {
     uint8_t truncated;
     uint8_t push;               /* send, non-contiguous rendezvous: PLX_PUSH_* (pt2pt.c) */
     uint8_t rndv_out;           /* send: its RTS is out and it is counted in plx_rndv_sends */
+    uint8_t no_zcopy;           /* send: a zero-copy piece failed; the rest goes by copy */
     uint8_t failed_part;        /* collective step: the sender's collective had failed (PLX_PKT_F_FAILED):
                                  * PLX_PART_LOST (a member was lost) or PLX_PART_OTHER (PLX_PKT_F_OTHER) */
     int cc;

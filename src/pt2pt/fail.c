@@ -162,6 +162,23 @@ void plx_pt2pt_req_fail(struct plx_request *r, struct plx_peer *p)
     plx_request_complete(r);
 }
 
+/* A queued send the channels refused with an error (not "busy") ends with
+ * that error instead of waiting for ever; a lost peer has its own account. */
+void plx_pt2pt_send_fail(struct plx_request *r, struct plx_peer *p, plx_status_t st)
+{
+    if (p->failed) {
+        plx_pt2pt_req_fail(r, p);
+        return;
+    }
+    char tag[24];
+    plx_pt2pt_tag_str(r->tag, tag, sizeof tag);
+    r->st_error = plx_err_make(MPI_ERR_OTHER, "rank %d: send of %zu bytes to rank %d (tag %s) on %s failed in the "
+                               "transport (status %d)", plx_procs.my_lpid, r->bytes, r->rank, tag,
+                               r->comm->name[0] ? r->comm->name : "a communicator", (int)st);
+    r->cc = 0;
+    plx_request_complete(r);
+}
+
 /* A started request the peer's packets would complete (send: any; receive:
  * a rendezvous matched from it and still streaming). Posted receives are
  * handled from the match queues. */

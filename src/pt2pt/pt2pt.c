@@ -289,12 +289,21 @@ static plx_status_t plx_pt2pt_emit_stream_zcopy(struct plx_peer *p, struct plx_r
     return PLX_OK;
 }
 
+/* The data after CTS: zero copy where the channels can, else copied in
+ * fragments. A zero-copy piece that fails (registration, a transport error
+ * on a channel that is still up) sends the rest by copy from where the
+ * pieces stopped; the pieces already out keep the request until they
+ * complete (the guard of r->comp goes when the last fragment is out). */
 static plx_status_t plx_pt2pt_emit_stream(struct plx_peer *p, struct plx_request *r)
 {
-    if (r->data && r->bytes) {
+    if (r->data && r->bytes && !r->no_zcopy) {
         plx_status_t st = plx_pt2pt_emit_stream_zcopy(p, r);
-        if (st != PLX_ERR_UNSUPPORTED)
+        if (st == PLX_OK || st == PLX_BUSY)
             return st;
+        if (st != PLX_ERR_UNSUPPORTED)
+            plx_debug(1, "rank %d: a zero-copy piece to rank %d failed (status %d) at byte %zu of %zu: the rest goes by "
+                      "copy", plx_procs.my_lpid, p->lpid, (int)st, r->rndv_done, r->bytes);
+        r->no_zcopy = 1;
     }
     size_t frag = PLX_MIN(plx_config.shm_frag_size, p->max_payload);
     if (!r->data && !r->tmp)
@@ -313,7 +322,7 @@ static plx_status_t plx_pt2pt_emit_stream(struct plx_peer *p, struct plx_request
             return st;
         r->rndv_done += n;
     }
-    plx_pt2pt_send_done(r);
+    plx_tp_comp_done(&r->comp, PLX_OK);     /* the guard: done once any zero-copy pieces are too */
     return PLX_OK;
 }
 
@@ -357,10 +366,13 @@ static int plx_pt2pt_peer_flush(struct plx_peer *p)
         if (st == PLX_BUSY)
             break;
         plx_list_remove(&it->link);
-        if (it->kind == PLX_SQ_CTL)
+        if (it->kind == PLX_SQ_CTL) {
             free(plx_container_of(it, struct plx_ctl, sq));
-        else
+        } else {
             it->kind = 0;
+            if (plx_unlikely(st != PLX_OK))
+                plx_pt2pt_send_fail(plx_container_of(it, struct plx_request, sq), p, st);
+        }
         work++;
     }
     if (plx_list_empty(&p->sendq))

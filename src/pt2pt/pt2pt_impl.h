@@ -69,6 +69,7 @@ extern struct plx_p2p_state plx_p2p;
  * completes with MPIX_ERR_PROC_FAILED and p's account of its loss. */
 struct plx_peer *plx_pt2pt_comm_unacked_failure(struct plx_comm *c);
 void plx_pt2pt_req_fail(struct plx_request *r, struct plx_peer *p);
+void plx_pt2pt_send_fail(struct plx_request *r, struct plx_peer *p, plx_status_t st);
 
 struct plx_peer *plx_pt2pt_peer_create(int lpid);
 

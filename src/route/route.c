@@ -808,10 +808,13 @@ plx_status_t plx_route_send_data(struct plx_route_peer *rp, int cls, size_t size
      * (below 4 GiB: the header's length is 32 bits) */
     size_t chunk = n > 1 || rel ? PLX_MIN(PLX_MAX(plx_config.route_chunk, (size_t)4096), PLX_ROUTE_PIECE_MAX)
                                 : PLX_ROUTE_PIECE_MAX;
+    static unsigned test_pieces;        /* PLEXUS_TEST_ZCOPY_FAIL */
     while (*done < size) {
         struct plx_chan *ch = n == 1 ? set[0] : plx_route_least_backlog(rp, set, n, 2 * chunk);
         if (!ch)
             return PLX_BUSY;
+        if (plx_unlikely(plx_config.test_zcopy_fail > 0) && ++test_pieces % (unsigned)plx_config.test_zcopy_fail == 0)
+            return PLX_ERR_IO;
         if (rel && (rel->nunacked >= PLX_REL_WINDOW || rel->nresend))
             return PLX_BUSY;
         size_t len = PLX_MIN(chunk, size - *done);
