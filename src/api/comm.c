@@ -368,7 +368,12 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
         goto out;
     }
     /* Only the group's members take part: the agreement runs over a
-     * temporary communicator of the group in the parent's context. */
+     * temporary communicator of the group in the parent's context, whose
+     * packets name their members by their ranks in the parent (wire_ranks:
+     * another group's call with this tag cannot match them). */
+    int *wire = plx_malloc((size_t)g->size * sizeof *wire);
+    for (int i = 0; i < g->size; i++)
+        wire[i] = plx_group_rank_of_lpid(c->group, g->lpids[i]);
     struct plx_comm tmp;
     memset(&tmp, 0, sizeof tmp);
     tmp.obj = c->obj;
@@ -377,9 +382,11 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     tmp.size = g->size;
     tmp.group = g;
     tmp.lpids = g->lpids;
+    tmp.wire_ranks = wire;
     tmp.errhandler = c->errhandler;
     memcpy(tmp.name, c->name, sizeof tmp.name);
     plx_status_t st = plx_comm_alloc_context_tag(&tmp, tag, &ctx);
+    free(wire);
     if (PLX_IS_ERR(st)) {
         rc = plx_comm_status_err(c, fn, st, "agreeing on a context id");
         goto out;

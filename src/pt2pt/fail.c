@@ -223,7 +223,7 @@ void plx_pt2pt_peer_failed(int lpid, const char *why)
         plx_list_for_each_safe(pos, n, &q->posted) {
             struct plx_request *r = plx_list_entry(pos, struct plx_request, link);
             int bound = r->rank == MPI_ANY_SOURCE ? plx_pt2pt_comm_holds(r->comm, lpid)
-                                                  : r->comm->lpids[r->rank] == lpid;
+                                                  : plx_pt2pt_src_lpid(r->comm, r->rank) == lpid;
             if (!bound)
                 continue;
             plx_list_remove(&r->link);

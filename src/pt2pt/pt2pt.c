@@ -222,7 +222,7 @@ static plx_status_t plx_pt2pt_emit_msg(struct plx_peer *p, struct plx_request *r
 {
     struct plx_hdr h = {
         .ctx = (uint16_t)r->ctx,
-        .src = r->comm->rank,
+        .src = plx_pt2pt_wire_src(r->comm),
         .tag = r->tag,
         .seq = p->send_seq,
         .sreq = (uint64_t)(uintptr_t)r,
@@ -479,7 +479,7 @@ plx_status_t plx_pt2pt_send_inline(struct plx_comm *c, int ctx, const void *data
     size_t cost = bytes + PLX_EAGER_OVERHEAD;
     if (plx_unlikely(!p || !plx_list_empty(&p->sendq) || bytes > p->eager_max || p->credits < cost))
         return PLX_BUSY;
-    struct plx_hdr h = { .type = PLX_PKT_EAGER, .ctx = (uint16_t)ctx, .src = c->rank, .tag = tag,
+    struct plx_hdr h = { .type = PLX_PKT_EAGER, .ctx = (uint16_t)ctx, .src = plx_pt2pt_wire_src(c), .tag = tag,
                          .seq = p->send_seq, .len = bytes };
     struct iovec iov = { (void *)data, bytes };
     if (plx_pt2pt_peer_send(p, ctx, bytes, &h, &iov, bytes ? 1 : 0) != PLX_OK)
@@ -639,6 +639,8 @@ plx_status_t plx_pt2pt_recv_start(struct plx_request *r)
         return PLX_OK;
     }
     r->peer_lpid = -1;          /* set when a rendezvous from the sender is matched */
+    if (plx_unlikely(r->comm->wire_ranks != NULL) && r->rank >= 0)
+        r->rank = r->comm->wire_ranks[r->rank];         /* matched as its packets name it */
     struct plx_match_q *q = plx_match_q(r->ctx);
     struct plx_unexp *u = plx_match_unexp_find(q, r->rank, r->tag, 1);
     if (u) {
@@ -647,7 +649,7 @@ plx_status_t plx_pt2pt_recv_start(struct plx_request *r)
     }
     if (plx_unlikely(plx_p2p.nfailed)) {
         struct plx_peer *p = r->rank == MPI_ANY_SOURCE ? plx_pt2pt_comm_unacked_failure(r->comm)
-                                                       : plx_p2p.peers[r->comm->lpids[r->rank]];
+                                                       : plx_p2p.peers[plx_pt2pt_src_lpid(r->comm, r->rank)];
         if (p && p->failed) {
             plx_pt2pt_req_fail(r, p);
             return PLX_OK;

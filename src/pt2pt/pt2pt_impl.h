@@ -69,6 +69,21 @@ extern struct plx_p2p_state plx_p2p;
  * completes with MPIX_ERR_PROC_FAILED and p's account of its loss. */
 struct plx_peer *plx_pt2pt_comm_unacked_failure(struct plx_comm *c);
 void plx_pt2pt_req_fail(struct plx_request *r, struct plx_peer *p);
+/* The source rank c's packets carry, and the world rank of a source rank
+ * a receive on c names (see plx_comm.wire_ranks). */
+static inline int plx_pt2pt_wire_src(const struct plx_comm *c)
+{
+    return plx_unlikely(c->wire_ranks != NULL) ? c->wire_ranks[c->rank] : c->rank;
+}
+
+static inline int plx_pt2pt_src_lpid(const struct plx_comm *c, int src)
+{
+    if (plx_unlikely(c->wire_ranks != NULL))
+        for (int i = 0; i < c->size; i++)
+            if (c->wire_ranks[i] == src)
+                return c->lpids[i];
+    return c->lpids[src];
+}
 void plx_pt2pt_send_fail(struct plx_request *r, struct plx_peer *p, plx_status_t st);
 
 struct plx_peer *plx_pt2pt_peer_create(int lpid);

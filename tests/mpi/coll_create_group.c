@@ -11,6 +11,12 @@
  * a fresh communicator's shared-segment set-up (its third collective) and a
  * pending nonblocking collective on the parent, and checks that every new
  * communicator has the right size, rank order and working traffic.
+ *
+ * Then two groups one after the other with one tag, {0,1} and {0,2}: rank 2
+ * is not in the first, so it may start the second while rank 0 is still in
+ * the first, and its messages must not be taken for rank 1's (rank 1 holds
+ * back a little to make that likely). --thread-multiple runs it all under
+ * MPI_THREAD_MULTIPLE (the agreement's second round).
  */
 #include "plx_test.h"
 
@@ -65,7 +71,16 @@ static void one(MPI_Comm parent, const int *members, int n, int tag, const char 
 
 int main(int argc, char **argv)
 {
-    plx_test_init(&argc, &argv, "coll_create_group");
+    int multiple = argc > 1 && strcmp(argv[1], "--thread-multiple") == 0;
+    if (multiple) {
+        int provided = 0;
+        if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+            plx_test_fail(__FILE__, __LINE__, "MPI_Init_thread failed");
+        plx_test_begin("coll_create_group");
+        PLX_CHECK_EQ(provided, MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE provided");
+    } else {
+        plx_test_init(&argc, &argv, "coll_create_group");
+    }
     rank = plx_test_state()->rank;
     size = plx_test_state()->size;
 
@@ -112,6 +127,17 @@ int main(int argc, char **argv)
         PLX_CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
         PLX_CHECK_EQ(sum, size * (size + 1) / 2, "the pending Iallreduce's result");
         PLX_CHECK_MPI(MPI_Comm_free(&dup));
+
+        if (size >= 3)
+            for (int i = 0; i < 10; i++) {
+                const int p01[] = {0, 1}, p02[] = {0, 2};
+                if (rank == 1 && i % 2 == 0) {
+                    struct timespec ts = {0, 20 * 1000 * 1000};
+                    nanosleep(&ts, NULL);
+                }
+                one(MPI_COMM_WORLD, p01, 2, tag, "pair 0-1, then 0-2 with the same tag");
+                one(MPI_COMM_WORLD, p02, 2, tag, "pair 0-2, after 0-1 with the same tag");
+            }
     }
     free(all);
     free(evens);
