@@ -5,12 +5,24 @@
 # itself with SIGKILL there) the job must fail, and no segment of the job
 # (/dev/shm/plexus-<kvsname>-*, kvsname = plexus-<mpiexec pid>-<random>) may
 # remain. Then the same with mpiexec's proxy (--launcher fork), and a job that
-# finishes normally.
+# finishes normally. With "ofi": ranks over libfabric's shm provider, whose
+# regions (/dev/shm/<pid>:<n>:<m>) a killed rank keeps; mpiexec and the proxy
+# remove those of their ranks that are gone.
 #
-# usage: shm_cleanup.sh MPIEXEC PROGRAM
+# usage: shm_cleanup.sh MPIEXEC PROGRAM [ofi]
 set -u
-mpiexec=$1 prog=$2
+mpiexec=$1 prog=$2 ofi=${3:-}
 fail=0
+
+# libfabric shm regions of processes that no longer exist (other jobs that
+# run meanwhile hold theirs while alive)
+ofi_orphans() {
+    local n p
+    for n in $(ls /dev/shm 2>/dev/null | grep -E '^[0-9]+:' || true); do
+        p=${n%%:*}
+        kill -0 "$p" 2>/dev/null || echo "$n"
+    done
+}
 
 left_of() {     # segments of the job started by mpiexec pid $1
     ls /dev/shm 2>/dev/null | grep -c "^plexus-plexus-$1-" || true
@@ -50,6 +62,22 @@ for point in shm-created init; do
     run 1 --launcher fork -hosts localhost -n 4 -genv PLEXUS_TEST_DIE_AT "$point:1" "$prog"
 done
 run 0 -n 6 "$prog"
+if [ "$ofi" = ofi ]; then
+    before=$(ofi_orphans)
+    for launcher in "" "--launcher fork -hosts localhost"; do
+        # shellcheck disable=SC2086
+        run 1 $launcher -n 3 -genv PLEXUS_TRANSPORTS ofi -genv PLEXUS_OFI_PROVIDER shm \
+            -genv PLEXUS_TEST_DIE_AT init:1 "$prog"
+        now=$(ofi_orphans)
+        new=$(comm -13 <(echo "$before" | sort) <(echo "$now" | sort) | grep . || true)
+        if [ -n "$new" ]; then
+            echo "FAIL: ofi (shm provider) job ${launcher:-without proxy} left regions of dead ranks: $new"
+            fail=$((fail + 1))
+        else
+            echo "ok: ofi (shm provider) ${launcher:-without proxy}: no region of a dead rank left"
+        fi
+    done
+fi
 rm -f /tmp/shm_cleanup.$$.out
 echo "$fail failed"
 [ "$fail" = 0 ]

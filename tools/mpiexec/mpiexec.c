@@ -1266,6 +1266,7 @@ static void plx_mpiexec_cleanup(void)
         if (rk->proc.pid > 0) {
             while (waitpid(rk->proc.pid, NULL, 0) < 0 && errno == EINTR)
                 ;
+            plx_spawn_sweep_pid(rk->proc.pid);
         }
     }
     plx_mpiexec_stdin_close();

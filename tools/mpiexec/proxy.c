@@ -150,9 +150,11 @@ static _Noreturn void plx_proxy_abandon(const char *why)
         plx_proxy_msg("%s; killed the %d running rank%s of this host", why, running,
                       running == 1 ? "" : "s");
     for (int i = 0; i < plx_proxy.nlocal; i++)
-        if (plx_proxy.r[i].proc.pid > 0)
+        if (plx_proxy.r[i].proc.pid > 0) {
             while (waitpid(plx_proxy.r[i].proc.pid, NULL, 0) < 0 && errno == EINTR)
                 ;
+            plx_spawn_sweep_pid(plx_proxy.r[i].proc.pid);
+        }
     if (plx_proxy.kvsname)
         plx_spawn_sweep_shm(plx_proxy.kvsname);
     exit(plx_proxy.done && running == 0 ? 0 : 1);
@@ -1019,9 +1021,11 @@ int main(int argc, char **argv)
     (void)plx_wire_flush_wait(&p->conn, PLX_PROXY_FINAL_FLUSH_MS);
     shutdown(p->conn.fd, SHUT_WR);
     for (int i = 0; i < p->nlocal; i++)
-        if (p->r[i].proc.pid > 0)
+        if (p->r[i].proc.pid > 0) {
             while (waitpid(p->r[i].proc.pid, NULL, 0) < 0 && errno == EINTR)
                 ;
+            plx_spawn_sweep_pid(p->r[i].proc.pid);
+        }
     if (p->kvsname)
         plx_spawn_sweep_shm(p->kvsname);
     plx_wire_close(&p->conn);

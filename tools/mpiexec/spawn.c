@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,22 +231,41 @@ void plx_spawn_signal(const struct plx_spawn_proc *p, int sig, int group)
     (void)kill(group ? -p->pid : p->pid, sig);
 }
 
-void plx_spawn_sweep_shm(const char *kvsname)
+/* Removes the /dev/shm names that begin with one of the prefixes. */
+static void plx_spawn_sweep_prefixes(char prefix[][300], int nprefix)
 {
-    char prefix[300];
-    int n = snprintf(prefix, sizeof prefix, "plexus-%s-", kvsname);
-    if (n <= 0 || (size_t)n >= sizeof prefix)
-        return;
     DIR *d = opendir("/dev/shm");
     if (!d)
         return;
     struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, prefix, (size_t)n) == 0) {
-            char path[600];
-            snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
-            unlink(path);
-        }
-    }
+    while ((e = readdir(d)) != NULL)
+        for (int i = 0; i < nprefix; i++)
+            if (prefix[i][0] && strncmp(e->d_name, prefix[i], strlen(prefix[i])) == 0) {
+                char path[600];
+                snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+                unlink(path);
+                break;
+            }
     closedir(d);
+}
+
+void plx_spawn_sweep_shm(const char *kvsname)
+{
+    char prefix[2][300];
+    /* the point-to-point segments, and a collective segment whose creator
+     * died before every member had mapped it (src/coll/shmcoll.c) */
+    int a = snprintf(prefix[0], sizeof prefix[0], "plexus-%s-", kvsname);
+    int b = snprintf(prefix[1], sizeof prefix[1], "plx-coll-%.48s-", kvsname);
+    if (a <= 0 || (size_t)a >= sizeof prefix[0] || b <= 0 || (size_t)b >= sizeof prefix[1])
+        return;
+    plx_spawn_sweep_prefixes(prefix, 2);
+}
+
+void plx_spawn_sweep_pid(pid_t pid)
+{
+    if (pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+        return;                 /* still there (or not ours to judge): its names are in use */
+    char prefix[1][300];
+    snprintf(prefix[0], sizeof prefix[0], "%d:", (int)pid);
+    plx_spawn_sweep_prefixes(prefix, 1);
 }

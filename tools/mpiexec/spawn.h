@@ -56,6 +56,12 @@ void plx_spawn_signal(const struct plx_spawn_proc *p, int sig, int group);
  * mpiexec and plexus-proxy remove them when the job ends, for any reason. */
 void plx_spawn_sweep_shm(const char *kvsname);
 
+/* libfabric's shm provider (the ofi transport) keeps a region named
+ * /dev/shm/<pid>:<n>:<m> while its endpoint is open and removes it at
+ * fi_close; a rank that dies keeps it. Removes those of process pid, once
+ * it is gone (reaped). */
+void plx_spawn_sweep_pid(pid_t pid);
+
 /* The environment variable that hands the job's name to plexus-proxy (in the
  * forwarded environment of LAUNCH) for plx_spawn_sweep_shm. */
 #define PLX_SPAWN_KVSNAME_ENV "PLEXUS_MPIEXEC_KVSNAME"
