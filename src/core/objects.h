@@ -71,6 +71,14 @@ struct plx_comm {
     int size;
     struct plx_group *group;
     const int *lpids;           /* == group->lpids, for the fast path */
+    /* A group's temporary communicator inside its parent's context
+     * (MPI_Comm_create_group's agreement): the parent's ranks of its
+     * members. Its packets carry those as source, and its receives match
+     * them, so that two groups using one tag one after the other (a rank in
+     * the second group may start before one in the first has finished)
+     * cannot take each other's messages. NULL everywhere else (next to
+     * rank and lpids: the send path reads it). */
+    const int *wire_ranks;
     struct plx_errhandler *errhandler;
     struct plx_attr *attrs;
     struct plx_info *info;      /* hints given at creation / Comm_set_info */
@@ -86,13 +94,6 @@ struct plx_comm {
      * (its own context id) on which the collectives run their local parts. */
     struct plx_group *remote_group;
     struct plx_comm *local_comm;
-    /* A group's temporary communicator inside its parent's context
-     * (MPI_Comm_create_group's agreement): the parent's ranks of its
-     * members. Its packets carry those as source, and its receives match
-     * them, so that two groups using one tag one after the other (a rank in
-     * the second group may start before one in the first has finished)
-     * cannot take each other's messages. NULL everywhere else. */
-    const int *wire_ranks;
 };
 
 static inline int plx_comm_is_inter(const struct plx_comm *c)
