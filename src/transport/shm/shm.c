@@ -9,7 +9,14 @@
  * ring of R's (a CAS on a bitmap in R's header), announces it with a FAST
  * record through the queue and from then on writes only to the ring. R
  * starts reading that ring when it takes the FAST record, so the pair's
- * order is kept. When R has no ring left, the sender stays on the queue. A
+ * order is kept. When R has no ring left, the sender stays on the queue.
+ * Rings go to the busiest senders over time: every PLX_SHM_EPOCH records
+ * R compares what each sender sent in the epoch, and when all rings are
+ * taken and a queue sender sent far more than the least busy ring holder,
+ * R asks that holder for its ring back (REVOKE); the holder writes a last
+ * END record into the ring and uses the queue from then on; R reads the
+ * ring up to END before any later queue record of that holder, frees the
+ * ring and OFFERs it to the busy sender, which claims it at once. A
  * ring is a circular byte buffer of records [struct plx_hdr][payload], each
  * padded to 64 bytes; a small send is: copy hdr+payload, one release store.
  * No lock, no syscall, no allocation.
