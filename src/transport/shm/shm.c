@@ -158,6 +158,7 @@ struct plx_shm_peer {
     int in_on;
     uint32_t in_ring;                  /* index of in */
     uint32_t recent;                   /* records received from it in this epoch (rebalancing) */
+    int asked;                         /* asked for its ring back, END not yet read */
     int gone;                          /* its segment's name is gone: it has left MPI_Finalize */
     struct sockaddr_un bell;
     socklen_t bell_len;
@@ -179,6 +180,7 @@ static struct {
     int rebalance;                     /* more node ranks than rings: rings go to the busiest senders */
     uint32_t epoch_n;                  /* records received in this epoch */
     uint64_t revoking;                 /* bit k: ring k asked back, its END not yet read */
+    uint32_t revoke_epochs;            /* epochs since then */
     int offer_to;                      /* busiest queue sender when a ring was asked back, -1 none */
     int nending;                       /* my rings in peers' segments that wait for room for their END */
     struct plx_shmq queue;             /* my inbound queue (as its consumer) */
@@ -688,6 +690,7 @@ static void plx_shm_fast_close(struct plx_shm_peer *p)
     uint32_t k = p->in_ring;
     atomic_store_explicit(&p->in.ctrl->head, p->in.tail, memory_order_relaxed);
     p->in_on = 0;
+    p->asked = 0;
     for (int i = 0; i < plx_shm.nfast_in; i++)
         if (plx_shm.fast_in[i] == p) {
             plx_shm.fast_in[i] = plx_shm.fast_in[--plx_shm.nfast_in];
@@ -773,10 +776,18 @@ static void plx_shm_rebalance(void)
     struct plx_shm_peer *busy = NULL, *idle = NULL;
     uint64_t all = plx_shm.nfast >= 64 ? ~0ull : (1ull << plx_shm.nfast) - 1;
     int full = (atomic_load_explicit(&plx_shm.my_seg->fast_used, memory_order_relaxed) & all) == all;
+    /* A holder that does not answer for 8 epochs (it has left MPI, or waits
+     * outside it) does not hold up the other rings: another may be asked.
+     * Its END, if it comes, is taken as usual. */
+    if (plx_shm.revoking && ++plx_shm.revoke_epochs > 8) {
+        plx_debug(2, "shm: rank %d stops waiting for ring(s) %#llx to come back", plx_procs.my_lpid,
+                  (unsigned long long)plx_shm.revoking);
+        plx_shm.revoking = 0;
+    }
     for (int i = 0; i < plx_shm.nmapped; i++) {
         struct plx_shm_peer *q = plx_shm.mapped[i];
         if (q->in_on) {
-            if (!(plx_shm.revoking & (1ull << q->in_ring)) && (!idle || q->recent < idle->recent))
+            if (!q->asked && (!idle || q->recent < idle->recent))
                 idle = q;
         } else if (q->lpid != plx_procs.my_lpid && (!busy || q->recent > busy->recent)) {
             busy = q;
@@ -791,6 +802,8 @@ static void plx_shm_rebalance(void)
             plx_debug(2, "shm: rank %d asks rank %d for ring %u back (%u records in the epoch; rank %d sent %u "
                       "through the queue)", plx_procs.my_lpid, idle->lpid, k, idle->recent, busy->lpid, busy->recent);
             plx_shm.revoking |= 1ull << k;
+            plx_shm.revoke_epochs = 0;
+            idle->asked = 1;
             plx_shm.offer_to = busy->lpid;
             plx_shm.st_revoked++;
         }
