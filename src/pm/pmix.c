@@ -130,11 +130,69 @@ static uint32_t plx_pmix_owner(const char *key)
     return r >= 0 && r < plx_px.size ? (uint32_t)r : 0;
 }
 
+/* PMI_process_mapping, which PMIx does not have, made from the job's node
+ * map (PMIx_Resolve_nodes, then PMIx_Resolve_peers on each node: a local
+ * look-up per node, no get per rank) as one (node,1,ranks) block per run of
+ * consecutive ranks on one node. "Not found" when the map is incomplete or
+ * needs more blocks than the reader takes (a cyclic placement): the caller
+ * then reads every rank's card as before. */
+#define PLX_PMIX_MAP_BLOCKS 64
+static plx_status_t plx_pmix_mapping(char *val, size_t len)
+{
+    char *nodes = NULL;
+    if (PMIx_Resolve_nodes(plx_px.me.nspace, &nodes) != PMIX_SUCCESS || !nodes)
+        return PLX_ERR_ARG;
+    int n = plx_px.size, id = 0, ok = 1;
+    int *node_of = malloc((size_t)n * sizeof *node_of);
+    if (!node_of) {
+        free(nodes);
+        return PLX_ERR_NOMEM;
+    }
+    for (int r = 0; r < n; r++)
+        node_of[r] = -1;
+    char *save = NULL;
+    for (char *name = strtok_r(nodes, ",", &save); name && ok; name = strtok_r(NULL, ",", &save), id++) {
+        pmix_proc_t *procs = NULL;
+        size_t np = 0;
+        if (PMIx_Resolve_peers(name, plx_px.me.nspace, &procs, &np) != PMIX_SUCCESS) {
+            ok = 0;
+            break;
+        }
+        for (size_t i = 0; i < np; i++)
+            if (procs[i].rank < (pmix_rank_t)n)
+                node_of[procs[i].rank] = id;
+        if (procs)
+            PMIX_PROC_FREE(procs, np);
+    }
+    free(nodes);
+    size_t off = (size_t)snprintf(val, len, "(vector");
+    int blocks = 0;
+    for (int r = 0; ok && r < n;) {
+        int e = r;
+        while (e < n && node_of[e] == node_of[r])
+            e++;
+        if (node_of[r] < 0 || ++blocks > PLX_PMIX_MAP_BLOCKS)
+            ok = 0;
+        else
+            off += (size_t)snprintf(val + off, off < len ? len - off : 0, ",(%d,1,%d)", node_of[r], e - r);
+        if (off >= len)
+            ok = 0;
+        r = e;
+    }
+    free(node_of);
+    if (!ok || off + 2 > len)
+        return PLX_ERR_ARG;
+    memcpy(val + off, ")", 2);
+    return PLX_OK;
+}
+
 static plx_status_t plx_pmix_get(const char *key, char *val, size_t len)
 {
     plx_status_t st = plx_pm_check_kv(key, NULL, PLX_PM_MAX_KEY, PLX_PM_MAX_VAL);
     if (st != PLX_OK)
         return st;
+    if (strcmp(key, "PMI_process_mapping") == 0)
+        return plx_pmix_mapping(val, len);
     pmix_proc_t owner;
     PMIX_PROC_LOAD(&owner, plx_px.me.nspace, plx_pmix_owner(key));
     pmix_info_t info;

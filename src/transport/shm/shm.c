@@ -9,7 +9,14 @@
  * ring of R's (a CAS on a bitmap in R's header), announces it with a FAST
  * record through the queue and from then on writes only to the ring. R
  * starts reading that ring when it takes the FAST record, so the pair's
- * order is kept. When R has no ring left, the sender stays on the queue. A
+ * order is kept. When R has no ring left, the sender stays on the queue.
+ * Rings go to the busiest senders over time: every PLX_SHM_EPOCH records
+ * R compares what each sender sent in the epoch, and when all rings are
+ * taken and a queue sender sent far more than the least busy ring holder,
+ * R asks that holder for its ring back (REVOKE); the holder writes a last
+ * END record into the ring and uses the queue from then on; R reads the
+ * ring up to END before any later queue record of that holder, frees the
+ * ring and OFFERs it to the busy sender, which claims it at once. A
  * ring is a circular byte buffer of records [struct plx_hdr][payload], each
  * padded to 64 bytes; a small send is: copy hdr+payload, one release store.
  * No lock, no syscall, no allocation.
@@ -83,6 +90,10 @@
 
 #define PLX_SHM_PKT_HELP 0xf0          /* transport-private record type (payload plx_shm_help) */
 #define PLX_SHM_PKT_FAST 0xf1          /* queue record: my ring in your segment from now on (payload u32) */
+#define PLX_SHM_PKT_REVOKE 0xf2        /* receiver -> ring holder: give ring k back (payload u32) */
+#define PLX_SHM_PKT_END 0xf3           /* last record of a ring given back; the queue carries what follows */
+#define PLX_SHM_PKT_OFFER 0xf4         /* receiver -> busy queue sender: a ring is free, claim it now */
+#define PLX_SHM_EPOCH 4096             /* records received between two looks at who uses the rings */
 #define PLX_SHM_FAST_MAX 64            /* per-pair rings a segment may hold (bits of fast_used) */
 #define PLX_SHM_COOP_SLOTS 32
 #define PLX_SHM_COOP_MAX_CHUNKS 16
@@ -132,7 +143,7 @@ struct plx_shm_coop {
 };
 
 /* A node peer this process has talked to (created on first contact). */
-enum plx_shm_out { PLX_SHM_OUT_QUEUE, PLX_SHM_OUT_CLAIMED, PLX_SHM_OUT_FAST };
+enum plx_shm_out { PLX_SHM_OUT_QUEUE, PLX_SHM_OUT_CLAIMED, PLX_SHM_OUT_FAST, PLX_SHM_OUT_ENDING };
 
 struct plx_shm_peer {
     int lpid;
@@ -145,6 +156,9 @@ struct plx_shm_peer {
     uint32_t queued;                   /* messages sent through the queue */
     struct plx_ring_cons in;           /* the peer's ring in my segment (in_on) */
     int in_on;
+    uint32_t in_ring;                  /* index of in */
+    uint32_t recent;                   /* records received from it in this epoch (rebalancing) */
+    int asked;                         /* asked for its ring back, END not yet read */
     int gone;                          /* its segment's name is gone: it has left MPI_Finalize */
     struct sockaddr_un bell;
     socklen_t bell_len;
@@ -163,6 +177,12 @@ static struct {
     int nmapped;
     struct plx_shm_peer *fast_in[PLX_SHM_FAST_MAX];    /* senders on my rings */
     int nfast_in;
+    int rebalance;                     /* more node ranks than rings: rings go to the busiest senders */
+    uint32_t epoch_n;                  /* records received in this epoch */
+    uint64_t revoking;                 /* bit k: ring k asked back, its END not yet read */
+    uint32_t revoke_epochs;            /* epochs since then */
+    int offer_to;                      /* busiest queue sender when a ring was asked back, -1 none */
+    int nending;                       /* my rings in peers' segments that wait for room for their END */
     struct plx_shmq queue;             /* my inbound queue (as its consumer) */
     int *local_of_lpid;                /* world rank -> local index or -1 */
     struct plx_shm_seg_hdr *my_seg;
@@ -180,6 +200,7 @@ static struct {
     struct plx_shm_coop coop[PLX_SHM_COOP_SLOTS];
     /* PLEXUS_STATS */
     uint64_t st_reads, st_shared, st_read_bytes, st_helped_bytes;
+    uint64_t st_revoked, st_given_back;        /* rings asked back (as receiver), given back (as sender) */
     char name[300];
     const struct plx_tp_upcalls *up;
 } plx_shm;
@@ -342,14 +363,37 @@ static int plx_shm_fast_claim(struct plx_shm_peer *p)
     }
 }
 
+/* Giving ring p->out_ring back (asked by its owner p): an END record
+ * closes it, and from then on the queue carries our records to p, so they
+ * stay in order (p reads the ring up to END before any later queue record
+ * of ours). PLX_BUSY while the ring has no room for the END. */
+static plx_status_t plx_shm_fast_end(struct plx_shm_peer *p)
+{
+    struct plx_hdr eh = { .type = PLX_SHM_PKT_END };
+    plx_status_t st = plx_ring_write(&p->out, &eh, NULL, 0);
+    if (st != PLX_OK) {
+        plx_shm_want_room(p);
+        return st;
+    }
+    plx_debug(2, "shm: rank %d gives ring %u of rank %d back", plx_procs.my_lpid, p->out_ring, p->lpid);
+    p->out_state = PLX_SHM_OUT_QUEUE;
+    p->queued = 0;                     /* FAST_AFTER more queued messages before it asks again */
+    plx_shm.nending--;
+    plx_shm.st_given_back++;
+    plx_shm_wake(p);
+    return PLX_OK;
+}
+
 /* Everything but a send on an announced ring: first contact, the queue,
- * claiming and announcing a ring. */
+ * claiming, announcing and giving back a ring. */
 static plx_status_t plx_shm_send_slow(struct plx_shm_peer *p, const struct plx_hdr *hdr, const struct iovec *iov,
                                       int iovcnt)
 {
     plx_status_t st;
     if (plx_unlikely(!p->seg) && (st = plx_shm_peer_map(p)) != PLX_OK)
         return p->gone ? PLX_OK : st;      /* nobody will read it: as a write into a departed peer's ring */
+    if (p->out_state == PLX_SHM_OUT_ENDING && (st = plx_shm_fast_end(p)) != PLX_OK)
+        return st;
     if (p->out_state == PLX_SHM_OUT_QUEUE && plx_shm.nfast > 0 && p->queued >= plx_shm.fast_after &&
         (p->queued & 1023) == plx_shm.fast_after % 1024)     /* retried every 1024 */
         (void)plx_shm_fast_claim(p);
@@ -634,7 +678,64 @@ static void plx_shm_fast_open(struct plx_shm_peer *p, const void *payload)
 #endif
     plx_ring_cons_init(&p->in, base, plx_shm.ring_size);
     p->in_on = 1;
+    p->in_ring = k;
     plx_shm.fast_in[plx_shm.nfast_in++] = p;
+}
+
+/* p's END has been read: its ring is empty and free for another sender
+ * (the next claimer starts where p stopped); the busiest queue sender of
+ * the epoch that asked for it is told to claim it now. */
+static void plx_shm_fast_close(struct plx_shm_peer *p)
+{
+    uint32_t k = p->in_ring;
+    atomic_store_explicit(&p->in.ctrl->head, p->in.tail, memory_order_relaxed);
+    p->in_on = 0;
+    p->asked = 0;
+    for (int i = 0; i < plx_shm.nfast_in; i++)
+        if (plx_shm.fast_in[i] == p) {
+            plx_shm.fast_in[i] = plx_shm.fast_in[--plx_shm.nfast_in];
+            break;
+        }
+    plx_shm.revoking &= ~(1ull << k);
+    atomic_fetch_and_explicit(&plx_shm.my_seg->fast_used, ~(1ull << k), memory_order_acq_rel);
+    plx_debug(2, "shm: rank %d has ring %u back from rank %d", plx_procs.my_lpid, k, p->lpid);
+    int to = plx_shm.offer_to;
+    plx_shm.offer_to = -1;
+    if (to >= 0 && to != p->lpid) {
+        struct plx_hdr oh = { .type = PLX_SHM_PKT_OFFER };
+        (void)plx_shm_send(&plx_shm_ifc, to, &oh, NULL, 0);
+    }
+}
+
+/* A record of p came through the queue while p's ring is open: p gave the
+ * ring back, and its END is already visible (written before this record).
+ * Everything up to END comes first. */
+static void plx_shm_fast_drain(struct plx_shm_peer *p);
+
+/* REVOKE from p (ring k of p's segment is mine): give it back. */
+static void plx_shm_fast_revoked(struct plx_shm_peer *p, const void *payload)
+{
+    uint32_t k;
+    memcpy(&k, payload, sizeof k);
+    if (p->out_state != PLX_SHM_OUT_FAST || p->out_ring != k)
+        return;                        /* stale */
+    p->out_state = PLX_SHM_OUT_ENDING;
+    plx_shm.nending++;
+    (void)plx_shm_fast_end(p);         /* no room: at the next send or poll */
+}
+
+/* OFFER from p: a ring of p's is free; claim it (announced with the next send). */
+static void plx_shm_fast_offered(struct plx_shm_peer *p)
+{
+    if (p->out_state == PLX_SHM_OUT_QUEUE && p->seg && plx_shm_fast_claim(p)) {
+        uint32_t k = p->out_ring;
+        struct plx_hdr fh = { .type = PLX_SHM_PKT_FAST, .len = sizeof k };
+        struct iovec fi = { &k, sizeof k };
+        if (plx_shmq_write(&p->queue, plx_procs.my_lpid, &fh, &fi, 1) == PLX_OK) {
+            p->out_state = PLX_SHM_OUT_FAST;
+            plx_shm_wake(p);
+        }
+    }
 }
 
 static void plx_shm_dispatch(struct plx_shm_peer *p, const struct plx_hdr *h, const void *payload)
@@ -645,6 +746,80 @@ static void plx_shm_dispatch(struct plx_shm_peer *p, const struct plx_hdr *h, co
         plx_shm_coop_help(p, payload);
     else if (h->type == PLX_SHM_PKT_FAST)
         plx_shm_fast_open(p, payload);
+    else if (h->type == PLX_SHM_PKT_REVOKE)
+        plx_shm_fast_revoked(p, payload);
+    else if (h->type == PLX_SHM_PKT_OFFER)
+        plx_shm_fast_offered(p);
+}
+
+static void plx_shm_fast_drain(struct plx_shm_peer *p)
+{
+    const struct plx_hdr *h;
+    while ((h = plx_ring_peek(&p->in)) != NULL) {
+        if (h->type == PLX_SHM_PKT_END) {
+            plx_ring_consume(&p->in, h);
+            plx_shm_fast_close(p);
+            return;
+        }
+        plx_shm_dispatch(p, h, plx_ring_payload(h));
+        plx_ring_consume(&p->in, h);
+    }
+}
+
+/* Every PLX_SHM_EPOCH records (only when the node has more ranks than
+ * rings): if all rings are taken and a sender on the queue sent at least
+ * FAST_AFTER records in the epoch, more than 4x what the least busy ring
+ * holder sent, that holder is asked to give its ring back (one at a time);
+ * when its END is read, the busy sender is offered the ring. */
+static void plx_shm_rebalance(void)
+{
+    struct plx_shm_peer *busy = NULL, *idle = NULL;
+    uint64_t all = plx_shm.nfast >= 64 ? ~0ull : (1ull << plx_shm.nfast) - 1;
+    int full = (atomic_load_explicit(&plx_shm.my_seg->fast_used, memory_order_relaxed) & all) == all;
+    /* A holder that does not answer for 8 epochs (it has left MPI, or waits
+     * outside it) does not hold up the other rings: another may be asked.
+     * Its END, if it comes, is taken as usual. */
+    if (plx_shm.revoking && ++plx_shm.revoke_epochs > 8) {
+        plx_debug(2, "shm: rank %d stops waiting for ring(s) %#llx to come back", plx_procs.my_lpid,
+                  (unsigned long long)plx_shm.revoking);
+        plx_shm.revoking = 0;
+    }
+    for (int i = 0; i < plx_shm.nmapped; i++) {
+        struct plx_shm_peer *q = plx_shm.mapped[i];
+        if (q->in_on) {
+            if (!q->asked && (!idle || q->recent < idle->recent))
+                idle = q;
+        } else if (q->lpid != plx_procs.my_lpid && (!busy || q->recent > busy->recent)) {
+            busy = q;
+        }
+    }
+    if (full && !plx_shm.revoking && busy && idle && busy->recent >= PLX_MAX(plx_shm.fast_after, 1) &&
+        (uint64_t)idle->recent * 4 < busy->recent) {
+        uint32_t k = idle->in_ring;
+        struct plx_hdr rh = { .type = PLX_SHM_PKT_REVOKE, .len = sizeof k };
+        struct iovec ri = { &k, sizeof k };
+        if (plx_shm_send(&plx_shm_ifc, idle->lpid, &rh, &ri, 1) == PLX_OK) {
+            plx_debug(2, "shm: rank %d asks rank %d for ring %u back (%u records in the epoch; rank %d sent %u "
+                      "through the queue)", plx_procs.my_lpid, idle->lpid, k, idle->recent, busy->lpid, busy->recent);
+            plx_shm.revoking |= 1ull << k;
+            plx_shm.revoke_epochs = 0;
+            idle->asked = 1;
+            plx_shm.offer_to = busy->lpid;
+            plx_shm.st_revoked++;
+        }
+    }
+    for (int i = 0; i < plx_shm.nmapped; i++)
+        plx_shm.mapped[i]->recent = 0;
+    plx_shm.epoch_n = 0;
+}
+
+/* My rings that wait for room for their END (rare: the ring was full when
+ * its owner asked for it back). */
+static void plx_shm_end_pending(void)
+{
+    for (int i = 0; i < plx_shm.nmapped && plx_shm.nending; i++)
+        if (plx_shm.mapped[i]->out_state == PLX_SHM_OUT_ENDING)
+            (void)plx_shm_fast_end(plx_shm.mapped[i]);
 }
 
 /* Senders that found no room and now sleep: ring them. O(node ranks) per
@@ -671,8 +846,16 @@ static int plx_shm_poll(void)
         struct plx_shm_peer *p = plx_shm.fast_in[i];
         const struct plx_hdr *h;
         while ((h = plx_ring_peek(&p->in)) != NULL) {
+            if (plx_unlikely(h->type == PLX_SHM_PKT_END)) {
+                plx_ring_consume(&p->in, h);
+                plx_shm_fast_close(p);         /* fast_in[i] is now another ring's */
+                i--;
+                work++;
+                break;
+            }
             plx_shm_dispatch(p, h, plx_ring_payload(h));
             plx_ring_consume(&p->in, h);
+            p->recent++;
             work++;
         }
     }
@@ -685,13 +868,20 @@ static int plx_shm_poll(void)
              * (plx_shm_cpu_shared) and pid are then at hand */
             if (plx_unlikely(!p->seg))
                 (void)plx_shm_peer_map(p);
+            if (plx_unlikely(p->in_on))
+                plx_shm_fast_drain(p);
             plx_shm_dispatch(p, h, h + 1);
+            p->recent++;
         }
         else
             plx_warn("shm: a record from rank %d, not of this node (ignored)", from);
         plx_shmq_consume(&plx_shm.queue, h);
         work++;
     }
+    if (plx_unlikely(plx_shm.nending))
+        plx_shm_end_pending();
+    if (plx_shm.rebalance && (plx_shm.epoch_n += (uint32_t)work) >= PLX_SHM_EPOCH)
+        plx_shm_rebalance();
     if (work) {
         /* a sender may be asleep waiting for room */
         atomic_thread_fence(memory_order_seq_cst);
@@ -743,6 +933,9 @@ static int plx_shm_cpu_shared(void)
 
 static void plx_shm_finalize(void)
 {
+    if (plx_config.stats && (plx_shm.st_revoked || plx_shm.st_given_back))
+        plx_warn("stats: shm: %llu rings asked back (for a busier sender), %llu rings given back",
+                 (unsigned long long)plx_shm.st_revoked, (unsigned long long)plx_shm.st_given_back);
     if (plx_config.stats && (plx_shm.st_reads || plx_shm.st_helped_bytes))
         plx_warn("stats: shm: %llu rendezvous reads (%llu shared with the sender), %llu bytes read; "
                  "%llu bytes written into receivers' buffers as a sender",
@@ -899,6 +1092,8 @@ static plx_status_t plx_shm_init(void)
      * wait its turn: rings from the first message (a 2-rank job then never
      * switches in the middle of its first timed loop). */
     plx_shm.fast_after = plx_shm.nlocal <= plx_config.shm_fast_rings ? 0 : (uint32_t)plx_config.shm_fast_after;
+    plx_shm.rebalance = plx_shm.nlocal > plx_config.shm_fast_rings && plx_config.shm_fast_rings > 0;
+    plx_shm.offer_to = -1;
     if (!plx_shm.created && plx_shm.early_st == PLX_OK)
         plx_shm_init_early();   /* a singleton: no card fence, no early call */
     if (plx_shm.early_st == PLX_ERR_NOSPACE)
