@@ -16,7 +16,11 @@
 #include "api/api.h"
 #include "api/intercomm.h"
 #include "coll/coll.h"
+#include "core/request.h"
 #include "core/runtime.h"
+#include "progress/progress.h"
+#include "pt2pt/pt2pt.h"
+#include <stdio.h>
 
 #pragma weak MPI_Intercomm_create = PMPI_Intercomm_create
 #pragma weak MPI_Intercomm_merge = PMPI_Intercomm_merge
@@ -76,6 +80,147 @@ static struct plx_comm *plx_ic_make(struct plx_comm *parent, struct plx_group *l
     return ic;
 }
 
+/*
+ * A leader given a bad argument cannot take part, and its partner would wait
+ * for it for ever. It tells the other side instead: a notice on the peer
+ * communicator's collective context (tag PLX_COLL_TAG_IC_FAIL) to the remote
+ * leader when it knows it, else to every member of peer_comm outside its own
+ * group (a bad remote_leader), else to every member of MPI_COMM_WORLD outside
+ * its own group (a bad peer_comm, on MPI_COMM_WORLD's collective context).
+ * A waiting leader takes a notice from its remote leader that does not
+ * contradict its own call (same peer communicator and tag where the notice
+ * knows them). Limit: a notice that went to a process which was not the
+ * intended partner stays there, and that process's next
+ * MPI_Intercomm_create with the same remote leader, peer communicator and
+ * tag fails as well (the bad call left no way to tell them apart).
+ */
+struct plx_ic_notice {
+    int32_t cls;        /* error class at the bad leader; 0: none */
+    int32_t ctx;        /* its peer_comm's context id, -1 when that was bad */
+    int32_t tag;        /* its tag, -1 when that was bad */
+    int32_t pad;
+    char why[200];
+};
+
+static void plx_ic_notify(struct plx_comm *c, struct plx_comm *pc, int remote_leader, int tag,
+                          const struct plx_ic_notice *nt)
+{
+    struct plx_comm *to = pc ? pc : plx_comm_world;
+    int exact = pc && remote_leader >= 0 && remote_leader < pc->size && pc->lpids[remote_leader] != c->lpids[c->rank];
+    int n = 0;
+    struct plx_request **rq = plx_malloc(((size_t)to->size + 1) * sizeof *rq);
+    for (int r = 0; r < to->size; r++) {
+        if (exact ? r != remote_leader : plx_group_rank_of_lpid(c->group, to->lpids[r]) != MPI_UNDEFINED)
+            continue;
+        rq[n++] = plx_coll_istart(PLX_REQ_SEND, (void *)nt, sizeof *nt, r, PLX_COLL_TAG_IC_FAIL, to,
+                                  to->context_id + 1);
+    }
+    (void)tag;
+    for (int i = 0; i < n; i++)
+        (void)plx_coll_wait(rq[i]);   /* a lost process does not need to know */
+    free(rq);
+}
+
+/* Notices on r[1] (peer communicator) and r[2] (MPI_COMM_WORLD); the other
+ * leader's word is only probed for, not received, until no notice came
+ * first: a failed leader's next call may send its word right after the
+ * notice, and a posted receive would take it. A pair's packets are matched
+ * in the order they were sent, so once that word is there, any notice sent
+ * before it has completed r[1] or r[2]. */
+struct plx_ic_wait {
+    struct plx_request *r[3];
+    struct plx_comm *pc;
+    int rl, tag;
+};
+
+static int plx_ic_any_done(void *arg)
+{
+    struct plx_ic_wait *w = arg;
+    for (int i = 1; i < 3; i++)
+        if (w->r[i] && w->r[i]->cc == 0)
+            return 1;
+    int found = 0;
+    plx_pt2pt_iprobe(w->pc, w->pc->context_id, w->rl, w->tag, &found, MPI_STATUS_IGNORE);
+    return found;
+}
+
+static int plx_ic_notice_fits(const struct plx_ic_notice *nt, int ctx, int tag)
+{
+    return nt->cls != 0 && (nt->ctx == -1 || nt->ctx == ctx) && (nt->tag == -1 || nt->tag == tag);
+}
+
+static void plx_ic_drop(struct plx_request *r)
+{
+    if (!r)
+        return;
+    plx_pt2pt_cancel(r);   /* a send that completed is withdrawn at the receiver too */
+    (void)plx_coll_wait(r);
+}
+
+/* The leaders meet before anything else: one word each way on the peer
+ * communicator, or the other leader's notice that it cannot come. Fills
+ * *out (cls 0: met). */
+static plx_status_t plx_ic_meet(struct plx_comm *pc, int rl, int tag, struct plx_ic_notice *out)
+{
+    int32_t mine = 1, theirs = 0;
+    struct plx_ic_notice nt[2];
+    struct plx_comm *w = plx_comm_world;
+    int lp = pc->lpids[rl];
+    /* a bad peer_comm there: its notice comes on MPI_COMM_WORLD, when the
+     * remote leader is of this job (world lpids are below the world size) */
+    int via_world = pc->context_id != w->context_id && lp < w->size;
+    struct plx_request *s = plx_coll_istart(PLX_REQ_SEND, &mine, sizeof mine, rl, tag, pc, pc->context_id);
+    struct plx_ic_wait wt = { .r = { NULL, NULL, NULL }, .pc = pc, .rl = rl, .tag = tag };
+    memset(nt, 0, sizeof nt);
+    memset(out, 0, sizeof *out);
+    wt.r[1] = plx_coll_istart(PLX_REQ_RECV, &nt[0], sizeof nt[0], rl, PLX_COLL_TAG_IC_FAIL, pc, pc->context_id + 1);
+    if (via_world)
+        wt.r[2] = plx_coll_istart(PLX_REQ_RECV, &nt[1], sizeof nt[1], lp, PLX_COLL_TAG_IC_FAIL, w, w->context_id + 1);
+    for (;;) {
+        plx_progress_wait(plx_ic_any_done, &wt);
+        int taken = 0;
+        for (int i = 1; i < 3 && !taken; i++) {
+            if (!wt.r[i] || wt.r[i]->cc != 0)
+                continue;
+            (void)plx_coll_wait(wt.r[i]);
+            wt.r[i] = NULL;
+            int ok = i == 1 ? plx_ic_notice_fits(&nt[0], pc->context_id, tag)
+                            : nt[1].ctx == -1 && plx_ic_notice_fits(&nt[1], -1, tag);
+            if (ok) {
+                *out = nt[i - 1];
+                out->why[sizeof out->why - 1] = '\0';
+                taken = 1;
+            } else {   /* about another call of that process: wait on */
+                memset(&nt[i - 1], 0, sizeof nt[i - 1]);
+                wt.r[i] = i == 1 ? plx_coll_istart(PLX_REQ_RECV, &nt[0], sizeof nt[0], rl, PLX_COLL_TAG_IC_FAIL, pc,
+                                                   pc->context_id + 1)
+                                 : plx_coll_istart(PLX_REQ_RECV, &nt[1], sizeof nt[1], lp, PLX_COLL_TAG_IC_FAIL, w,
+                                                   w->context_id + 1);
+            }
+        }
+        if (taken)
+            break;
+        int found = 0;
+        plx_pt2pt_iprobe(pc, pc->context_id, rl, tag, &found, MPI_STATUS_IGNORE);
+        if (found) {
+            wt.r[0] = plx_coll_istart(PLX_REQ_RECV, &theirs, sizeof theirs, rl, tag, pc, pc->context_id);
+            break;
+        }
+    }
+    plx_status_t st = PLX_OK;
+    if (out->cls) {
+        plx_ic_drop(s);   /* our word must not wait there for a later call */
+    } else {
+        st = plx_coll_wait(wt.r[0]);
+        plx_status_t a = plx_coll_wait(s);
+        if (st == PLX_OK)
+            st = a;
+    }
+    plx_ic_drop(wt.r[1]);
+    plx_ic_drop(wt.r[2]);
+    return st;
+}
+
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                           MPI_Comm *newintercomm)
 {
@@ -99,30 +244,57 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         goto out;
     }
     /* peer_comm, remote_leader and tag matter at the leader only; a bad one
-     * there is reported to the whole side (it would wait otherwise) */
-    int32_t bad = 0;
-    if (c->rank == local_leader) {
-        if ((rc = plx_api_comm(peer_comm, &pc, fn)))
-            bad = 1;
+     * there is reported to the whole side and to the other side's leader
+     * (which would wait otherwise), and through it to the other side */
+    struct plx_ic_notice nt;
+    memset(&nt, 0, sizeof nt);
+    int leader = c->rank == local_leader;
+    if (leader) {
+        pc = plx_obj_lookup(&plx_comm_tab, peer_comm);
+        if (!pc)
+            nt.cls = MPI_ERR_COMM, snprintf(nt.why, sizeof nt.why, "argument 'peer_comm' is %s communicator (handle 0x%x)",
+                                            peer_comm == MPI_COMM_NULL ? "the null" : "an invalid", (unsigned)peer_comm);
         else if (remote_leader < 0 || remote_leader >= pc->size)
-            rc = plx_api_err(c, fn, MPI_ERR_RANK, "argument 'remote_leader' is %d but peer_comm has %d ranks",
-                             remote_leader, pc->size);
+            nt.cls = MPI_ERR_RANK, snprintf(nt.why, sizeof nt.why,
+                                            "argument 'remote_leader' is %d but peer_comm has %d ranks",
+                                            remote_leader, pc->size);
         else if (tag < 0)
-            rc = plx_api_err(c, fn, MPI_ERR_TAG, "argument 'tag' is %d, must be >= 0", tag);
+            nt.cls = MPI_ERR_TAG, snprintf(nt.why, sizeof nt.why, "argument 'tag' is %d, must be >= 0", tag);
         else if (pc->lpids[remote_leader] == c->lpids[local_leader])
-            rc = plx_api_err(c, fn, MPI_ERR_RANK, "remote_leader %d of peer_comm is the local leader itself",
-                             remote_leader);
-        bad = rc != MPI_SUCCESS;
+            nt.cls = MPI_ERR_RANK, snprintf(nt.why, sizeof nt.why,
+                                            "argument 'remote_leader' (%d of peer_comm) is the local leader itself",
+                                            remote_leader);
+        if (nt.cls) {
+            nt.ctx = pc ? pc->context_id : -1;
+            nt.tag = tag >= 0 ? tag : -1;
+            plx_ic_notify(c, pc, remote_leader, tag, &nt);
+        } else {
+            plx_status_t st = plx_ic_meet(pc, remote_leader, tag, &nt);
+            if (st != PLX_OK && !nt.cls)
+                nt.cls = plx_status_to_class(st), snprintf(nt.why, sizeof nt.why,
+                                                           "meeting the remote leader failed (internal status %d)",
+                                                           (int)st);
+            else if (nt.cls) {
+                char theirs[sizeof nt.why];
+                memcpy(theirs, nt.why, sizeof theirs);
+                snprintf(nt.why, sizeof nt.why, "the remote leader (rank %d of peer_comm) was given a bad argument: %.120s",
+                         remote_leader, theirs);
+                nt.pad = 1;   /* the other side's error, not this leader's argument */
+            }
+        }
     }
-    plx_status_t st = plx_coll_bcast(&bad, sizeof bad, local_leader, c, PLX_COLL_TAG_DEFAULT);
+    plx_status_t st = plx_coll_bcast(&nt, sizeof nt, local_leader, c, PLX_COLL_TAG_DEFAULT);
     if (st != PLX_OK) {
         rc = plx_ic_status_err(c, fn, st, "starting the intercommunicator");
         goto out;
     }
-    if (bad) {
-        if (c->rank != local_leader)
-            rc = plx_api_err(c, fn, MPI_ERR_ARG, "the local leader (rank %d) was given a bad argument",
-                             local_leader);
+    if (nt.cls) {
+        nt.why[sizeof nt.why - 1] = '\0';
+        if (leader || nt.pad)
+            rc = plx_api_err(c, fn, nt.cls, "%s", nt.why);
+        else
+            rc = plx_api_err(c, fn, nt.cls, "the local leader (rank %d) was given a bad argument: %s", local_leader,
+                             nt.why);
         goto out;
     }
     struct plx_bridge b = { .local = c, .leader = local_leader, .peer = pc, .remote_leader = remote_leader,
