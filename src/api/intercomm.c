@@ -82,17 +82,26 @@ static struct plx_comm *plx_ic_make(struct plx_comm *parent, struct plx_group *l
 
 /*
  * A leader given a bad argument cannot take part, and its partner would wait
- * for it for ever. It tells the other side instead: a notice on the peer
- * communicator's collective context (tag PLX_COLL_TAG_IC_FAIL) to the remote
- * leader when it knows it, else to every member of peer_comm outside its own
- * group (a bad remote_leader), else to every member of MPI_COMM_WORLD outside
- * its own group (a bad peer_comm, on MPI_COMM_WORLD's collective context).
- * A waiting leader takes a notice from its remote leader that does not
- * contradict its own call (same peer communicator and tag where the notice
- * knows them). Limit: a notice that went to a process which was not the
- * intended partner stays there, and that process's next
- * MPI_Intercomm_create with the same remote leader, peer communicator and
- * tag fails as well (the bad call left no way to tell them apart).
+ * for it for ever. It tells the other side instead: a notice (tag
+ * PLX_COLL_TAG_IC_FAIL) to the remote leader when it knows it, else to every
+ * member of peer_comm outside its own group (a bad remote_leader), else to
+ * every member of MPI_COMM_WORLD outside its own group (a bad peer_comm).
+ * Notices between two processes of one job travel on MPI_COMM_WORLD's
+ * collective context, others on the peer communicator's.
+ *
+ * The leaders meet before anything else: each sends one word and waits for
+ * the other's or for a notice that fits its call (same peer communicator
+ * and tag where the notice knows them). The word carries how many notices
+ * its sender has received from the other leader; a word sent before its
+ * sender saw a notice of ours belongs to the call that failed and is
+ * dropped, so a leader's next call never takes it. The other leader's word
+ * is only probed for until no notice came first: a pair's packets are
+ * matched in the order they were sent.
+ *
+ * Limit: a notice that went to a process which was not the intended partner
+ * stays there, and that process's next MPI_Intercomm_create with the same
+ * remote leader (and peer communicator and tag) fails as well; the bad call
+ * left no way to tell them apart.
  */
 struct plx_ic_notice {
     int32_t cls;        /* error class at the bad leader; 0: none */
@@ -102,8 +111,38 @@ struct plx_ic_notice {
     char why[200];
 };
 
-static void plx_ic_notify(struct plx_comm *c, struct plx_comm *pc, int remote_leader, int tag,
-                          const struct plx_ic_notice *nt)
+/* Notices sent to and received from each process, by lpid. */
+static struct {
+    int n;
+    int32_t *sent, *seen;
+} plx_ic;
+
+static int32_t *plx_ic_count(int32_t **v, int lpid)
+{
+    if (lpid >= plx_ic.n) {
+        int n = lpid + 16;
+        plx_ic.sent = plx_realloc(plx_ic.sent, (size_t)n * sizeof(int32_t));
+        plx_ic.seen = plx_realloc(plx_ic.seen, (size_t)n * sizeof(int32_t));
+        memset(plx_ic.sent + plx_ic.n, 0, (size_t)(n - plx_ic.n) * sizeof(int32_t));
+        memset(plx_ic.seen + plx_ic.n, 0, (size_t)(n - plx_ic.n) * sizeof(int32_t));
+        plx_ic.n = n;
+    }
+    return &(*v)[lpid];
+}
+
+/* Where notices to/from process lpid (rank r of comm c) travel. */
+static struct plx_comm *plx_ic_chan(struct plx_comm *c, int r, int *rank_p)
+{
+    int lp = c->lpids[r];
+    if (lp < plx_comm_world->size) {   /* this job's process: world lpids are world ranks */
+        *rank_p = lp;
+        return plx_comm_world;
+    }
+    *rank_p = r;
+    return c;
+}
+
+static void plx_ic_notify(struct plx_comm *c, struct plx_comm *pc, int remote_leader, const struct plx_ic_notice *nt)
 {
     struct plx_comm *to = pc ? pc : plx_comm_world;
     int exact = pc && remote_leader >= 0 && remote_leader < pc->size && pc->lpids[remote_leader] != c->lpids[c->rank];
@@ -112,23 +151,19 @@ static void plx_ic_notify(struct plx_comm *c, struct plx_comm *pc, int remote_le
     for (int r = 0; r < to->size; r++) {
         if (exact ? r != remote_leader : plx_group_rank_of_lpid(c->group, to->lpids[r]) != MPI_UNDEFINED)
             continue;
-        rq[n++] = plx_coll_istart(PLX_REQ_SEND, (void *)nt, sizeof *nt, r, PLX_COLL_TAG_IC_FAIL, to,
-                                  to->context_id + 1);
+        int cr;
+        struct plx_comm *ch = plx_ic_chan(to, r, &cr);
+        (*plx_ic_count(&plx_ic.sent, to->lpids[r]))++;
+        rq[n++] = plx_coll_istart(PLX_REQ_SEND, (void *)nt, sizeof *nt, cr, PLX_COLL_TAG_IC_FAIL, ch,
+                                  ch->context_id + 1);
     }
-    (void)tag;
     for (int i = 0; i < n; i++)
         (void)plx_coll_wait(rq[i]);   /* a lost process does not need to know */
     free(rq);
 }
 
-/* Notices on r[1] (peer communicator) and r[2] (MPI_COMM_WORLD); the other
- * leader's word is only probed for, not received, until no notice came
- * first: a failed leader's next call may send its word right after the
- * notice, and a posted receive would take it. A pair's packets are matched
- * in the order they were sent, so once that word is there, any notice sent
- * before it has completed r[1] or r[2]. */
 struct plx_ic_wait {
-    struct plx_request *r[3];
+    struct plx_request *notice;
     struct plx_comm *pc;
     int rl, tag;
 };
@@ -136,9 +171,8 @@ struct plx_ic_wait {
 static int plx_ic_any_done(void *arg)
 {
     struct plx_ic_wait *w = arg;
-    for (int i = 1; i < 3; i++)
-        if (w->r[i] && w->r[i]->cc == 0)
-            return 1;
+    if (w->notice->cc == 0)
+        return 1;
     int found = 0;
     plx_pt2pt_iprobe(w->pc, w->pc->context_id, w->rl, w->tag, &found, MPI_STATUS_IGNORE);
     return found;
@@ -157,67 +191,55 @@ static void plx_ic_drop(struct plx_request *r)
     (void)plx_coll_wait(r);
 }
 
-/* The leaders meet before anything else: one word each way on the peer
- * communicator, or the other leader's notice that it cannot come. Fills
- * *out (cls 0: met). */
+/* Fills *out (cls 0: the other leader is in this call). */
 static plx_status_t plx_ic_meet(struct plx_comm *pc, int rl, int tag, struct plx_ic_notice *out)
 {
-    int32_t mine = 1, theirs = 0;
-    struct plx_ic_notice nt[2];
-    struct plx_comm *w = plx_comm_world;
-    int lp = pc->lpids[rl];
-    /* a bad peer_comm there: its notice comes on MPI_COMM_WORLD, when the
-     * remote leader is of this job (world lpids are below the world size) */
-    int via_world = pc->context_id != w->context_id && lp < w->size;
-    struct plx_request *s = plx_coll_istart(PLX_REQ_SEND, &mine, sizeof mine, rl, tag, pc, pc->context_id);
-    struct plx_ic_wait wt = { .r = { NULL, NULL, NULL }, .pc = pc, .rl = rl, .tag = tag };
-    memset(nt, 0, sizeof nt);
-    memset(out, 0, sizeof *out);
-    wt.r[1] = plx_coll_istart(PLX_REQ_RECV, &nt[0], sizeof nt[0], rl, PLX_COLL_TAG_IC_FAIL, pc, pc->context_id + 1);
-    if (via_world)
-        wt.r[2] = plx_coll_istart(PLX_REQ_RECV, &nt[1], sizeof nt[1], lp, PLX_COLL_TAG_IC_FAIL, w, w->context_id + 1);
-    for (;;) {
-        plx_progress_wait(plx_ic_any_done, &wt);
-        int taken = 0;
-        for (int i = 1; i < 3 && !taken; i++) {
-            if (!wt.r[i] || wt.r[i]->cc != 0)
-                continue;
-            (void)plx_coll_wait(wt.r[i]);
-            wt.r[i] = NULL;
-            int ok = i == 1 ? plx_ic_notice_fits(&nt[0], pc->context_id, tag)
-                            : nt[1].ctx == -1 && plx_ic_notice_fits(&nt[1], -1, tag);
-            if (ok) {
-                *out = nt[i - 1];
-                out->why[sizeof out->why - 1] = '\0';
-                taken = 1;
-            } else {   /* about another call of that process: wait on */
-                memset(&nt[i - 1], 0, sizeof nt[i - 1]);
-                wt.r[i] = i == 1 ? plx_coll_istart(PLX_REQ_RECV, &nt[0], sizeof nt[0], rl, PLX_COLL_TAG_IC_FAIL, pc,
-                                                   pc->context_id + 1)
-                                 : plx_coll_istart(PLX_REQ_RECV, &nt[1], sizeof nt[1], lp, PLX_COLL_TAG_IC_FAIL, w,
-                                                   w->context_id + 1);
-            }
-        }
-        if (taken)
-            break;
-        int found = 0;
-        plx_pt2pt_iprobe(pc, pc->context_id, rl, tag, &found, MPI_STATUS_IGNORE);
-        if (found) {
-            wt.r[0] = plx_coll_istart(PLX_REQ_RECV, &theirs, sizeof theirs, rl, tag, pc, pc->context_id);
-            break;
-        }
-    }
+    int lp = pc->lpids[rl], cr;
+    struct plx_comm *ch = plx_ic_chan(pc, rl, &cr);
+    struct plx_ic_notice nt;
+    struct plx_request *s = NULL;
+    int32_t mine = 0, theirs = 0;
     plx_status_t st = PLX_OK;
+    memset(out, 0, sizeof *out);
+    struct plx_ic_wait wt = { .notice = NULL, .pc = pc, .rl = rl, .tag = tag };
+    for (;;) {
+        if (!wt.notice) {
+            memset(&nt, 0, sizeof nt);
+            wt.notice = plx_coll_istart(PLX_REQ_RECV, &nt, sizeof nt, cr, PLX_COLL_TAG_IC_FAIL, ch, ch->context_id + 1);
+        }
+        if (wt.notice->cc == 0) {   /* notices that were already here are seen before our word goes */
+            (void)plx_coll_wait(wt.notice);
+            wt.notice = NULL;
+            (*plx_ic_count(&plx_ic.seen, lp))++;
+            if (plx_ic_notice_fits(&nt, pc->context_id, tag)) {
+                *out = nt;
+                out->why[sizeof out->why - 1] = '\0';
+                break;
+            }
+            continue;   /* about another call of that process */
+        }
+        if (!s) {
+            mine = *plx_ic_count(&plx_ic.seen, lp);
+            s = plx_coll_istart(PLX_REQ_SEND, &mine, sizeof mine, rl, tag, pc, pc->context_id);
+        }
+        plx_progress_wait(plx_ic_any_done, &wt);
+        if (wt.notice->cc == 0)
+            continue;
+        /* its word: one sent before it saw our last notice is of a call of
+         * ours that failed */
+        struct plx_request *r = plx_coll_istart(PLX_REQ_RECV, &theirs, sizeof theirs, rl, tag, pc, pc->context_id);
+        st = plx_coll_wait(r);
+        if (st != PLX_OK || theirs >= *plx_ic_count(&plx_ic.sent, lp))
+            break;
+    }
     if (out->cls) {
         plx_ic_drop(s);   /* our word must not wait there for a later call */
-    } else {
-        st = plx_coll_wait(wt.r[0]);
+    } else if (s) {
         plx_status_t a = plx_coll_wait(s);
         if (st == PLX_OK)
             st = a;
     }
-    plx_ic_drop(wt.r[1]);
-    plx_ic_drop(wt.r[2]);
+    plx_ic_drop(wt.notice);
     return st;
 }
 
@@ -267,7 +289,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         if (nt.cls) {
             nt.ctx = pc ? pc->context_id : -1;
             nt.tag = tag >= 0 ? tag : -1;
-            plx_ic_notify(c, pc, remote_leader, tag, &nt);
+            plx_ic_notify(c, pc, remote_leader, &nt);
         } else {
             plx_status_t st = plx_ic_meet(pc, remote_leader, tag, &nt);
             if (st != PLX_OK && !nt.cls)
