@@ -5,7 +5,9 @@
  * MPI_Finalize waited up to 10 s for the parents' connections to close), and
  * the parents' connections to them are closed (open descriptors go back
  * down, and a second spawn and disconnect keeps none).
- * The parents go on communicating among themselves afterwards.
+ * The parents go on communicating among themselves afterwards. Names are
+ * shared between the jobs: a child looks up the parents' name, a parent the
+ * child's (mpiexec's PLEXUS_NAME_DIR).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
@@ -62,6 +64,16 @@ int main(int argc, char **argv)
             PLX_CHECK_MPI(MPI_Send(pids, 2, MPI_INT, 0, 5, parent));
         PLX_CHECK_MPI(MPI_Bcast(&v, 1, MPI_INT, 0, parent));
         PLX_CHECK_EQ(v, 77, "broadcast from the parents");
+        /* the name service is shared with the parents' job (their mpiexec's) */
+        char svc[64], port[MPI_MAX_PORT_NAME] = "";
+        snprintf(svc, sizeof svc, "plexus-dc-parent-%s", argc > 2 ? argv[2] : "?");
+        if (wrank == 0) {
+            PLX_CHECK_MPI(MPI_Lookup_name(svc, MPI_INFO_NULL, port));
+            PLX_CHECK_STR(port, "port-of-the-parents", "a name the parents published, looked up by a child");
+            snprintf(svc, sizeof svc, "plexus-dc-child-%s", argv[2]);
+            PLX_CHECK_MPI(MPI_Publish_name(svc, MPI_INFO_NULL, "port-of-a-child"));
+        }
+        PLX_CHECK_MPI(MPI_Barrier(parent));
         PLX_CHECK_MPI(MPI_Comm_disconnect(&parent));
         return plx_test_finish();
     }
@@ -70,12 +82,27 @@ int main(int argc, char **argv)
     int after[2] = { -1, -1 };
     for (int round = 0; round < 2; round++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        char *args[] = { "child", NULL };
+        char tagstr[32], svc[64], port[MPI_MAX_PORT_NAME] = "";
+        snprintf(tagstr, sizeof tagstr, "%d-%d", (int)getpid(), round);
+        snprintf(svc, sizeof svc, "plexus-dc-parent-%s", tagstr);
+        if (wrank == 0)
+            PLX_CHECK_MPI(MPI_Publish_name(svc, MPI_INFO_NULL, "port-of-the-parents"));
+        MPI_Bcast(tagstr, sizeof tagstr, MPI_CHAR, 0, MPI_COMM_WORLD);
+        char *args[] = { "child", tagstr, NULL };
         PLX_CHECK_MPI(MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE));
         int pids[2] = { 0, 0 }, v = 77;
         if (wrank == 0)
             PLX_CHECK_MPI(MPI_Recv(pids, 2, MPI_INT, 0, 5, ic, MPI_STATUS_IGNORE));
         PLX_CHECK_MPI(MPI_Bcast(&v, 1, MPI_INT, wrank == 0 ? MPI_ROOT : MPI_PROC_NULL, ic));
+        PLX_CHECK_MPI(MPI_Barrier(ic));   /* the child has published */
+        if (wrank == 0) {
+            snprintf(svc, sizeof svc, "plexus-dc-child-%s", tagstr);
+            PLX_CHECK_MPI(MPI_Lookup_name(svc, MPI_INFO_NULL, port));
+            PLX_CHECK_STR(port, "port-of-a-child", "a name a child published, looked up by a parent");
+            PLX_CHECK_MPI(MPI_Unpublish_name(svc, MPI_INFO_NULL, port));
+            snprintf(svc, sizeof svc, "plexus-dc-parent-%s", tagstr);
+            PLX_CHECK_MPI(MPI_Unpublish_name(svc, MPI_INFO_NULL, "port-of-the-parents"));
+        }
         int connected = open_fds();
         PLX_CHECK_MPI(MPI_Comm_disconnect(&ic));
         PLX_CHECK(ic == MPI_COMM_NULL, "disconnect sets the handle to MPI_COMM_NULL");
