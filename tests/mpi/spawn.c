@@ -133,12 +133,15 @@ static void test_multiple(const char *other)
     PLX_CHECK_MPI(MPI_Comm_disconnect(&ic));
 }
 
-/* spawn_multiple with a different "wdir" per command: each child runs in
- * its own command's directory (issue 16, session 7; before, the first
+/* spawn_multiple with a different "wdir" per command (and a "path" for the
+ * first only): each child runs in its own command's directory (issue 16, session 7; before, the first
  * command's applied to all) */
 static void test_multiple_wdir(void)
 {
-    char *cmds[2] = { (char *)self, (char *)self };
+    /* the first command by its bare name, found through its own "path" */
+    char dir[4096], *base = strrchr(self, '/');
+    snprintf(dir, sizeof dir, "%.*s", base ? (int)(base - self) : 1, base ? self : ".");
+    char *cmds[2] = { base ? base + 1 : (char *)self, (char *)self };
     char *a0[] = { "cwd", NULL };
     char **argvs[2] = { a0, a0 };
     int np[2] = { 1, 1 }, errs[2] = { -1, -1 };
@@ -146,6 +149,7 @@ static void test_multiple_wdir(void)
     MPI_Info_create(&infos[0]);
     MPI_Info_create(&infos[1]);
     MPI_Info_set(infos[0], "wdir", "/tmp");
+    MPI_Info_set(infos[0], "path", dir);
     MPI_Info_set(infos[1], "wdir", "/");
     MPI_Comm ic;
     PLX_CHECK_MPI(MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_WORLD, &ic, errs));
