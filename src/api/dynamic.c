@@ -43,6 +43,7 @@
 #include "pm/pm.h"
 #include "progress/progress.h"
 #include "pt2pt/pt2pt.h"
+#include "route/route.h"
 #include "util/port.h"
 #include "util/util.h"
 
@@ -526,6 +527,69 @@ out:
 
 /* --- disconnect, parent -------------------------------------------------- */
 
+/* --- disconnect ---------------------------------------------------------- */
+
+/* The processes of other jobs among c's members (lpids above this job's
+ * world), or NULL with *n_p 0. */
+static int *plx_dyn_other_jobs(struct plx_comm *c, int *n_p)
+{
+    const struct plx_group *gs[2] = { c->group, c->remote_group };
+    int n = 0, *out = NULL;
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; gs[k] && i < gs[k]->size; i++)
+            if (gs[k]->lpids[i] >= plx_comm_world->size) {
+                out = plx_realloc(out, (size_t)(n + 1) * sizeof *out);
+                out[n++] = gs[k]->lpids[i];
+            }
+    *n_p = n;
+    return out;
+}
+
+struct plx_dyn_drop {
+    int *lpids;
+    int n;
+    double end;
+};
+
+/* Crosses off the processes a remaining communicator still holds. */
+static void plx_dyn_still_used(void *obj, void *arg)
+{
+    struct plx_comm *c = obj;
+    struct plx_dyn_drop *d = arg;
+    for (int i = 0; i < d->n; i++)
+        if (d->lpids[i] >= 0 &&
+            (plx_group_rank_of_lpid(c->group, d->lpids[i]) != MPI_UNDEFINED ||
+             (c->remote_group && plx_group_rank_of_lpid(c->remote_group, d->lpids[i]) != MPI_UNDEFINED)))
+            d->lpids[i] = -1;
+}
+
+static int plx_dyn_dropped(void *arg)
+{
+    struct plx_dyn_drop *d = arg;
+    return plx_route_drop_peers(d->lpids, d->n) == 0 || plx_util_now() > d->end;
+}
+
+/* After MPI_Comm_disconnect: the transports close what reaches processes of
+ * other jobs that no communicator holds any more (the other side, in its
+ * disconnect, does the same), so neither job's MPI_Finalize waits for the
+ * other. Waits up to 10 s for the other side to close; what is still open
+ * then is closed at finalize as before. */
+static void plx_dyn_drop(int *lpids, int n)
+{
+    struct plx_dyn_drop d = { .lpids = lpids, .n = 0, .end = plx_util_now() + 10.0 };
+    plx_api_lock();
+    d.n = n;
+    plx_obj_foreach(&plx_comm_tab, plx_dyn_still_used, &d);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (lpids[i] >= 0)
+            lpids[k++] = lpids[i];
+    d.n = k;
+    if (k)
+        plx_progress_wait(plx_dyn_dropped, &d);
+    plx_api_unlock();
+}
+
 int PMPI_Comm_disconnect(MPI_Comm *comm)
 {
     static const char fn[] = "MPI_Comm_disconnect";
@@ -541,11 +605,15 @@ int PMPI_Comm_disconnect(MPI_Comm *comm)
         return rc;
     /* every member has finished its communication on comm once all are here */
     MPI_Comm h = *comm;
+    int n = 0, *other = plx_dyn_other_jobs(c, &n);
     rc = PMPI_Barrier(*comm);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_free(comm);
     if (rc == MPI_SUCCESS && h == plx_dyn.parent)
         plx_dyn.parent = MPI_COMM_NULL;
+    if (rc == MPI_SUCCESS && n)
+        plx_dyn_drop(other, n);
+    free(other);
     return rc;
 }
 

@@ -16,7 +16,11 @@
 #include "api/api.h"
 #include "api/intercomm.h"
 #include "coll/coll.h"
+#include "core/request.h"
 #include "core/runtime.h"
+#include "progress/progress.h"
+#include "pt2pt/pt2pt.h"
+#include <stdio.h>
 
 #pragma weak MPI_Intercomm_create = PMPI_Intercomm_create
 #pragma weak MPI_Intercomm_merge = PMPI_Intercomm_merge
@@ -76,6 +80,169 @@ static struct plx_comm *plx_ic_make(struct plx_comm *parent, struct plx_group *l
     return ic;
 }
 
+/*
+ * A leader given a bad argument cannot take part, and its partner would wait
+ * for it for ever. It tells the other side instead: a notice (tag
+ * PLX_COLL_TAG_IC_FAIL) to the remote leader when it knows it, else to every
+ * member of peer_comm outside its own group (a bad remote_leader), else to
+ * every member of MPI_COMM_WORLD outside its own group (a bad peer_comm).
+ * Notices between two processes of one job travel on MPI_COMM_WORLD's
+ * collective context, others on the peer communicator's.
+ *
+ * The leaders meet before anything else: each sends one word and waits for
+ * the other's or for a notice that fits its call (same peer communicator
+ * and tag where the notice knows them). The word carries how many notices
+ * its sender has received from the other leader; a word sent before its
+ * sender saw a notice of ours belongs to the call that failed and is
+ * dropped, so a leader's next call never takes it. The other leader's word
+ * is only probed for until no notice came first: a pair's packets are
+ * matched in the order they were sent.
+ *
+ * Limit: a notice that went to a process which was not the intended partner
+ * stays there, and that process's next MPI_Intercomm_create with the same
+ * remote leader (and peer communicator and tag) fails as well; the bad call
+ * left no way to tell them apart.
+ */
+struct plx_ic_notice {
+    int32_t cls;        /* error class at the bad leader; 0: none */
+    int32_t ctx;        /* its peer_comm's context id, -1 when that was bad */
+    int32_t tag;        /* its tag, -1 when that was bad */
+    int32_t pad;
+    char why[200];
+};
+
+/* Notices sent to and received from each process, by lpid. */
+static struct {
+    int n;
+    int32_t *sent, *seen;
+} plx_ic;
+
+static int32_t *plx_ic_count(int32_t **v, int lpid)
+{
+    if (lpid >= plx_ic.n) {
+        int n = lpid + 16;
+        plx_ic.sent = plx_realloc(plx_ic.sent, (size_t)n * sizeof(int32_t));
+        plx_ic.seen = plx_realloc(plx_ic.seen, (size_t)n * sizeof(int32_t));
+        memset(plx_ic.sent + plx_ic.n, 0, (size_t)(n - plx_ic.n) * sizeof(int32_t));
+        memset(plx_ic.seen + plx_ic.n, 0, (size_t)(n - plx_ic.n) * sizeof(int32_t));
+        plx_ic.n = n;
+    }
+    return &(*v)[lpid];
+}
+
+/* Where notices to/from process lpid (rank r of comm c) travel. */
+static struct plx_comm *plx_ic_chan(struct plx_comm *c, int r, int *rank_p)
+{
+    int lp = c->lpids[r];
+    if (lp < plx_comm_world->size) {   /* this job's process: world lpids are world ranks */
+        *rank_p = lp;
+        return plx_comm_world;
+    }
+    *rank_p = r;
+    return c;
+}
+
+static void plx_ic_notify(struct plx_comm *c, struct plx_comm *pc, int remote_leader, const struct plx_ic_notice *nt)
+{
+    struct plx_comm *to = pc ? pc : plx_comm_world;
+    int exact = pc && remote_leader >= 0 && remote_leader < pc->size && pc->lpids[remote_leader] != c->lpids[c->rank];
+    int n = 0;
+    struct plx_request **rq = plx_malloc(((size_t)to->size + 1) * sizeof *rq);
+    for (int r = 0; r < to->size; r++) {
+        if (exact ? r != remote_leader : plx_group_rank_of_lpid(c->group, to->lpids[r]) != MPI_UNDEFINED)
+            continue;
+        int cr;
+        struct plx_comm *ch = plx_ic_chan(to, r, &cr);
+        (*plx_ic_count(&plx_ic.sent, to->lpids[r]))++;
+        rq[n++] = plx_coll_istart(PLX_REQ_SEND, (void *)nt, sizeof *nt, cr, PLX_COLL_TAG_IC_FAIL, ch,
+                                  ch->context_id + 1);
+    }
+    for (int i = 0; i < n; i++)
+        (void)plx_coll_wait(rq[i]);   /* a lost process does not need to know */
+    free(rq);
+}
+
+struct plx_ic_wait {
+    struct plx_request *notice;
+    struct plx_comm *pc;
+    int rl, tag;
+};
+
+static int plx_ic_any_done(void *arg)
+{
+    struct plx_ic_wait *w = arg;
+    if (w->notice->cc == 0)
+        return 1;
+    int found = 0;
+    plx_pt2pt_iprobe(w->pc, w->pc->context_id, w->rl, w->tag, &found, MPI_STATUS_IGNORE);
+    return found;
+}
+
+static int plx_ic_notice_fits(const struct plx_ic_notice *nt, int ctx, int tag)
+{
+    return nt->cls != 0 && (nt->ctx == -1 || nt->ctx == ctx) && (nt->tag == -1 || nt->tag == tag);
+}
+
+static void plx_ic_drop(struct plx_request *r)
+{
+    if (!r)
+        return;
+    plx_pt2pt_cancel(r);   /* a send that completed is withdrawn at the receiver too */
+    (void)plx_coll_wait(r);
+}
+
+/* Fills *out (cls 0: the other leader is in this call). */
+static plx_status_t plx_ic_meet(struct plx_comm *pc, int rl, int tag, struct plx_ic_notice *out)
+{
+    int lp = pc->lpids[rl], cr;
+    struct plx_comm *ch = plx_ic_chan(pc, rl, &cr);
+    struct plx_ic_notice nt;
+    struct plx_request *s = NULL;
+    int32_t mine = 0, theirs = 0;
+    plx_status_t st = PLX_OK;
+    memset(out, 0, sizeof *out);
+    struct plx_ic_wait wt = { .notice = NULL, .pc = pc, .rl = rl, .tag = tag };
+    for (;;) {
+        if (!wt.notice) {
+            memset(&nt, 0, sizeof nt);
+            wt.notice = plx_coll_istart(PLX_REQ_RECV, &nt, sizeof nt, cr, PLX_COLL_TAG_IC_FAIL, ch, ch->context_id + 1);
+        }
+        if (wt.notice->cc == 0) {   /* notices that were already here are seen before our word goes */
+            (void)plx_coll_wait(wt.notice);
+            wt.notice = NULL;
+            (*plx_ic_count(&plx_ic.seen, lp))++;
+            if (plx_ic_notice_fits(&nt, pc->context_id, tag)) {
+                *out = nt;
+                out->why[sizeof out->why - 1] = '\0';
+                break;
+            }
+            continue;   /* about another call of that process */
+        }
+        if (!s) {
+            mine = *plx_ic_count(&plx_ic.seen, lp);
+            s = plx_coll_istart(PLX_REQ_SEND, &mine, sizeof mine, rl, tag, pc, pc->context_id);
+        }
+        plx_progress_wait(plx_ic_any_done, &wt);
+        if (wt.notice->cc == 0)
+            continue;
+        /* its word: one sent before it saw our last notice is of a call of
+         * ours that failed */
+        struct plx_request *r = plx_coll_istart(PLX_REQ_RECV, &theirs, sizeof theirs, rl, tag, pc, pc->context_id);
+        st = plx_coll_wait(r);
+        if (st != PLX_OK || theirs >= *plx_ic_count(&plx_ic.sent, lp))
+            break;
+    }
+    if (out->cls) {
+        plx_ic_drop(s);   /* our word must not wait there for a later call */
+    } else if (s) {
+        plx_status_t a = plx_coll_wait(s);
+        if (st == PLX_OK)
+            st = a;
+    }
+    plx_ic_drop(wt.notice);
+    return st;
+}
+
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                           MPI_Comm *newintercomm)
 {
@@ -99,30 +266,57 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         goto out;
     }
     /* peer_comm, remote_leader and tag matter at the leader only; a bad one
-     * there is reported to the whole side (it would wait otherwise) */
-    int32_t bad = 0;
-    if (c->rank == local_leader) {
-        if ((rc = plx_api_comm(peer_comm, &pc, fn)))
-            bad = 1;
+     * there is reported to the whole side and to the other side's leader
+     * (which would wait otherwise), and through it to the other side */
+    struct plx_ic_notice nt;
+    memset(&nt, 0, sizeof nt);
+    int leader = c->rank == local_leader;
+    if (leader) {
+        pc = plx_obj_lookup(&plx_comm_tab, peer_comm);
+        if (!pc)
+            nt.cls = MPI_ERR_COMM, snprintf(nt.why, sizeof nt.why, "argument 'peer_comm' is %s communicator (handle 0x%x)",
+                                            peer_comm == MPI_COMM_NULL ? "the null" : "an invalid", (unsigned)peer_comm);
         else if (remote_leader < 0 || remote_leader >= pc->size)
-            rc = plx_api_err(c, fn, MPI_ERR_RANK, "argument 'remote_leader' is %d but peer_comm has %d ranks",
-                             remote_leader, pc->size);
+            nt.cls = MPI_ERR_RANK, snprintf(nt.why, sizeof nt.why,
+                                            "argument 'remote_leader' is %d but peer_comm has %d ranks",
+                                            remote_leader, pc->size);
         else if (tag < 0)
-            rc = plx_api_err(c, fn, MPI_ERR_TAG, "argument 'tag' is %d, must be >= 0", tag);
+            nt.cls = MPI_ERR_TAG, snprintf(nt.why, sizeof nt.why, "argument 'tag' is %d, must be >= 0", tag);
         else if (pc->lpids[remote_leader] == c->lpids[local_leader])
-            rc = plx_api_err(c, fn, MPI_ERR_RANK, "remote_leader %d of peer_comm is the local leader itself",
-                             remote_leader);
-        bad = rc != MPI_SUCCESS;
+            nt.cls = MPI_ERR_RANK, snprintf(nt.why, sizeof nt.why,
+                                            "argument 'remote_leader' (%d of peer_comm) is the local leader itself",
+                                            remote_leader);
+        if (nt.cls) {
+            nt.ctx = pc ? pc->context_id : -1;
+            nt.tag = tag >= 0 ? tag : -1;
+            plx_ic_notify(c, pc, remote_leader, &nt);
+        } else {
+            plx_status_t st = plx_ic_meet(pc, remote_leader, tag, &nt);
+            if (st != PLX_OK && !nt.cls)
+                nt.cls = plx_status_to_class(st), snprintf(nt.why, sizeof nt.why,
+                                                           "meeting the remote leader failed (internal status %d)",
+                                                           (int)st);
+            else if (nt.cls) {
+                char theirs[sizeof nt.why];
+                memcpy(theirs, nt.why, sizeof theirs);
+                snprintf(nt.why, sizeof nt.why, "the remote leader (rank %d of peer_comm) was given a bad argument: %.120s",
+                         remote_leader, theirs);
+                nt.pad = 1;   /* the other side's error, not this leader's argument */
+            }
+        }
     }
-    plx_status_t st = plx_coll_bcast(&bad, sizeof bad, local_leader, c, PLX_COLL_TAG_DEFAULT);
+    plx_status_t st = plx_coll_bcast(&nt, sizeof nt, local_leader, c, PLX_COLL_TAG_DEFAULT);
     if (st != PLX_OK) {
         rc = plx_ic_status_err(c, fn, st, "starting the intercommunicator");
         goto out;
     }
-    if (bad) {
-        if (c->rank != local_leader)
-            rc = plx_api_err(c, fn, MPI_ERR_ARG, "the local leader (rank %d) was given a bad argument",
-                             local_leader);
+    if (nt.cls) {
+        nt.why[sizeof nt.why - 1] = '\0';
+        if (leader || nt.pad)
+            rc = plx_api_err(c, fn, nt.cls, "%s", nt.why);
+        else
+            rc = plx_api_err(c, fn, nt.cls, "the local leader (rank %d) was given a bad argument: %s", local_leader,
+                             nt.why);
         goto out;
     }
     struct plx_bridge b = { .local = c, .leader = local_leader, .peer = pc, .remote_leader = remote_leader,

@@ -51,6 +51,16 @@ static plx_status_t plx_coll_finish(struct plx_request *r)
     return st;
 }
 
+struct plx_request *plx_coll_istart(int kind, void *buf, size_t n, int peer, int tag, struct plx_comm *c, int ctx)
+{
+    return plx_coll_start_ctx(kind, buf, n, peer, tag, c, ctx);
+}
+
+plx_status_t plx_coll_wait(struct plx_request *r)
+{
+    return plx_coll_finish(r);
+}
+
 static plx_status_t plx_coll_send(const void *buf, size_t n, int peer, int tag, struct plx_comm *c)
 {
     return plx_coll_finish(plx_coll_start(PLX_REQ_SEND, (void *)buf, n, peer, tag, c));

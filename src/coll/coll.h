@@ -29,6 +29,10 @@
 #define PLX_COLL_TAG_CONNECT (-8)
 #define PLX_COLL_TAG_ACCEPT (-9)
 #define PLX_COLL_TAG_MEET (-10)
+/* MPI_Intercomm_create: a leader given a bad argument tells the other side
+ * (api/intercomm.c), on the peer communicator's or MPI_COMM_WORLD's
+ * collective context */
+#define PLX_COLL_TAG_IC_FAIL (-11)
 
 enum plx_coll_u64_op { PLX_COLL_BAND, PLX_COLL_BOR, PLX_COLL_MAX, PLX_COLL_MIN, PLX_COLL_SUM };
 
@@ -52,6 +56,11 @@ plx_status_t plx_coll_alltoallv(const void *sbuf, const size_t *sbytes, const si
  * exchange on the peer communicator's point-to-point context). */
 plx_status_t plx_coll_sendrecv(const void *sbuf, size_t sn, void *rbuf, size_t rn, int peer, struct plx_comm *c,
                                int ctx, int tag);
+/* One transfer started on match context ctx of c (kind PLX_REQ_SEND or
+ * PLX_REQ_RECV, MPI_BYTE), for callers that wait for several at once;
+ * plx_coll_wait waits for it and frees it. */
+struct plx_request *plx_coll_istart(int kind, void *buf, size_t n, int peer, int tag, struct plx_comm *c, int ctx);
+plx_status_t plx_coll_wait(struct plx_request *r);
 /* In-place elementwise reduction of n 64-bit unsigned words. */
 plx_status_t plx_coll_allreduce_u64(uint64_t *buf, int n, enum plx_coll_u64_op op, struct plx_comm *c, int tag);
 

@@ -1205,6 +1205,16 @@ plx_status_t plx_route_add_peers(int ntotal)
     return plx_pt2pt_add_peers(ntotal);
 }
 
+int plx_route_drop_peers(const int *lpids, int n)
+{
+    int left = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < plx_route.ncomp; k++)
+            if (plx_route.comp[k]->drop_peer && !plx_route.comp[k]->drop_peer(lpids[i]))
+                left++;
+    return left;
+}
+
 void plx_route_finalize(void)
 {
     for (int i = 0; i < plx_route.ncomp; i++)

@@ -79,6 +79,11 @@ void plx_route_finalize(void);
  * ntotal - 1 (opens such a component if it was not needed at MPI_Init). */
 plx_status_t plx_route_cards(char *buf, size_t len);
 plx_status_t plx_route_add_peers(int ntotal);
+/* MPI_Comm_disconnect: the n processes of other jobs in lpids are no longer
+ * needed; closes what reaches them (components' drop_peer). Call again
+ * from progress until it answers 0 (the other side closes too); the answer
+ * is how many channels are still open. */
+int plx_route_drop_peers(const int *lpids, int n);
 /* Unit tests: open these components instead of the built-in ones. */
 void plx_route_use_components(const struct plx_tp_component *const *list, int n);
 

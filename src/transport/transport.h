@@ -261,6 +261,11 @@ struct plx_tp_component {
      * `needed` 0 ready for open(needed 1), which the router then calls. */
     int (*card)(char *buf, size_t len);
     plx_status_t (*add_peers)(int ntotal);
+    /* Optional: lpid (a process of another job) is no longer needed
+     * (MPI_Comm_disconnect): close what reaches it, cleanly (the other side
+     * does the same). Called again from progress until it answers 1: nothing
+     * of it is left open. */
+    int (*drop_peer)(int lpid);
 };
 
 #endif

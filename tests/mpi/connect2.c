@@ -129,15 +129,29 @@ int main(int argc, char **argv)
     char port[MPI_MAX_PORT_NAME] = "", path[4200];
     snprintf(path, sizeof path, "%s/port", argv[2]);
     MPI_Comm ic;
+    /* two_jobs.sh ... names: the server also publishes its port, the client
+     * looks it up (both mpiexecs were given one PLEXUS_NAME_DIR) */
+    int by_name = getenv("PLX_TEST_BY_NAME") != NULL;
+    char svc[64];
+    snprintf(svc, sizeof svc, "plexus-two-jobs-%s", strrchr(argv[2], '/') ? strrchr(argv[2], '/') + 1 : argv[2]);
     if (server) {
         if (wrank == 0) {
             PLX_CHECK_MPI(MPI_Open_port(MPI_INFO_NULL, port));
+            if (by_name)   /* before the file: the client looks up once the file is there */
+                PLX_CHECK_MPI(MPI_Publish_name(svc, MPI_INFO_NULL, port));
             file_put(path, port);
         }
         PLX_CHECK_MPI(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic));
+        if (wrank == 0 && by_name)
+            PLX_CHECK_MPI(MPI_Unpublish_name(svc, MPI_INFO_NULL, port));
     } else {
         if (wrank == 0)
             file_get(path, port, sizeof port);
+        if (wrank == 0 && by_name) {   /* the other mpiexec's name, through the shared PLEXUS_NAME_DIR */
+            char named[MPI_MAX_PORT_NAME] = "";
+            PLX_CHECK_MPI(MPI_Lookup_name(svc, MPI_INFO_NULL, named));
+            PLX_CHECK_STR(named, port, "the port looked up by name in the other job");
+        }
         PLX_CHECK_MPI(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic));
     }
     use(ic);

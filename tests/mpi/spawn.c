@@ -133,6 +133,46 @@ static void test_multiple(const char *other)
     PLX_CHECK_MPI(MPI_Comm_disconnect(&ic));
 }
 
+/* spawn_multiple with a different "wdir" per command (and a "path" for the
+ * first only): each child runs in its own command's directory (issue 16, session 7; before, the first
+ * command's applied to all) */
+static void test_multiple_wdir(void)
+{
+    /* the first command by its bare name, found through its own "path" */
+    char dir[4096], *base = strrchr(self, '/');
+    snprintf(dir, sizeof dir, "%.*s", base ? (int)(base - self) : 1, base ? self : ".");
+    char *cmds[2] = { base ? base + 1 : (char *)self, (char *)self };
+    char *a0[] = { "cwd", NULL };
+    char **argvs[2] = { a0, a0 };
+    int np[2] = { 1, 1 }, errs[2] = { -1, -1 };
+    MPI_Info infos[2];
+    MPI_Info_create(&infos[0]);
+    MPI_Info_create(&infos[1]);
+    MPI_Info_set(infos[0], "wdir", "/tmp");
+    MPI_Info_set(infos[0], "path", dir);
+    MPI_Info_set(infos[1], "wdir", "/");
+    MPI_Comm ic;
+    PLX_CHECK_MPI(MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_WORLD, &ic, errs));
+    int got[2] = { -1, -1 };
+    PLX_CHECK_MPI(MPI_Allgather(NULL, 0, MPI_INT, got, 1, MPI_INT, ic));
+    PLX_CHECK_EQ(got[0], 1, "the first command's child runs in its wdir /tmp");
+    PLX_CHECK_EQ(got[1], 2, "the second command's child runs in its wdir /");
+    PLX_CHECK_MPI(MPI_Comm_disconnect(&ic));
+    /* a missing wdir of the second command: MPI_ERR_SPAWN naming it */
+    MPI_Info_set(infos[1], "wdir", "/no-such-dir-plexus");
+    int rc = MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_WORLD, &ic, errs);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    PLX_CHECK_EQ(cls, MPI_ERR_SPAWN, "spawn_multiple with a missing wdir in its second command");
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    if (wrank == 0)   /* the root: the others learn that it failed */
+        PLX_CHECK(strstr(msg, "no-such-dir-plexus") != NULL, "the message names the directory: %s", msg);
+    MPI_Info_free(&infos[0]);
+    MPI_Info_free(&infos[1]);
+}
+
 static void check_msg(int rc, const char *needle, const char *what)
 {
     char s[MPI_MAX_ERROR_STRING];
@@ -204,6 +244,10 @@ static int child(int argc, char **argv, MPI_Comm parent)
         MPI_Comm_disconnect(&ic);
         v++;
         PLX_CHECK_MPI(MPI_Bcast(&v, 1, MPI_INT, MPI_ROOT, parent));
+    } else if (!strcmp(argv[1], "cwd")) {
+        char cwd[4096] = "";
+        int v = !getcwd(cwd, sizeof cwd) ? 0 : !strcmp(cwd, "/tmp") ? 1 : !strcmp(cwd, "/") ? 2 : 0;
+        PLX_CHECK_MPI(MPI_Allgather(&v, 1, MPI_INT, NULL, 0, MPI_INT, parent));
     } else if (!strcmp(argv[1], "leaf")) {
         int v = 4242;
         PLX_CHECK_MPI(MPI_Send(&v, 1, MPI_INT, 0, 9, parent));
@@ -230,7 +274,8 @@ int main(int argc, char **argv)
         return child(argc, argv, parent);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int usize_test = argc > 1 && !strcmp(argv[1], "--usize-test");
-    if (!usize_test) {
+    int errors_only = argc > 1 && !strcmp(argv[1], "--errors-test");   /* mpi.spawn_leftovers */
+    if (!usize_test && !errors_only) {
         test_spawn(1);
         test_spawn(3);
         test_nested();
@@ -241,6 +286,7 @@ int main(int argc, char **argv)
         snprintf(slash ? slash + 1 : other, sizeof other - (size_t)(slash ? slash + 1 - other : 0),
                  "mpitest_spawn_other");
         test_multiple(other);
+        test_multiple_wdir();
     }
     test_errors(usize_test);
     return plx_test_finish();

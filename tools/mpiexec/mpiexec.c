@@ -1278,6 +1278,40 @@ static void plx_mpiexec_cleanup(void)
     close(m->sigfd);
 }
 
+/* MPI_Publish_name's names, shared with the jobs this one spawns (and with
+ * any mpiexec started with the same PLEXUS_NAME_DIR): unless given, a
+ * directory of our own, made by the first publish (pmi_server.c) and
+ * removed when this mpiexec ends. 1 when it is ours. */
+static int plx_mpiexec_names_setup(void)
+{
+    const char *d = getenv("PLEXUS_NAME_DIR");
+    if (d != NULL && d[0] != '\0')
+        return 0;
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/plexus-names-%d-%lx", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid(),
+             (unsigned long)time(NULL));
+    setenv("PLEXUS_NAME_DIR", dir, 1);
+    return 1;
+}
+
+static void plx_mpiexec_names_remove(void)
+{
+    const char *dir = getenv("PLEXUS_NAME_DIR");
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    char path[4200];
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     struct plx_mpiexec *m = &plx_mpiexec;
@@ -1290,10 +1324,13 @@ int main(int argc, char **argv)
         plx_mpiexec_usage_error("PLEXUS_BIND must be 'core' or 'none', not '%s'", bind);
     plx_mpiexec_signals_setup();
     plx_mpiexec_raise_nofile();
+    int own_names = plx_mpiexec_names_setup();
     plx_mpiexec_setup_job();
     plx_mpiexec_launch();
     plx_mpiexec_loop();
     plx_mpiexec_cleanup();
+    if (own_names)
+        plx_mpiexec_names_remove();
 
     if (m->timed_out) {
         plx_mpiexec_msg("job timed out after %g s", m->timeout);

@@ -15,11 +15,15 @@
  */
 #include "pmi_server.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* A line longer than this is a protocol error (a put is < 1.5 KiB). */
 #define PLX_PMISRV_LINE_MAX 16384
@@ -286,6 +290,69 @@ static struct plx_pmisrv_name **plx_pmisrv_name_find(struct plx_pmisrv *srv, con
     return pp;
 }
 
+/* Names shared between jobs: with PLEXUS_NAME_DIR set (the first mpiexec
+ * sets it for every job it spawns; a second mpiexec started by hand with
+ * the same value shares them too), a service is a file in that directory,
+ * named by the service's bytes in hex, holding the port. Publishing links
+ * a complete file into place (link fails if the name exists), so two jobs
+ * publishing at once cannot both succeed and a lookup never reads half a
+ * port. */
+static int plx_pmisrv_name_path(const char *service, char *path, size_t len)
+{
+    const char *dir = getenv("PLEXUS_NAME_DIR");
+    if (dir == NULL || dir[0] == '\0')
+        return 0;
+    int w = snprintf(path, len, "%s/", dir);
+    for (const unsigned char *c = (const unsigned char *)service; *c && w > 0 && (size_t)w + 3 < len; c++)
+        w += snprintf(path + w, len - (size_t)w, "%02x", *c);
+    return w > 0 && (size_t)w + 3 < len;
+}
+
+static void plx_pmisrv_name_file(struct plx_pmisrv *srv, int rank, const char *cmd, const char *reply,
+                                 const char *port, const char *path)
+{
+    if (strcmp(cmd, "publish_name") == 0) {
+        char tmp[4200];
+        if (port == NULL || port[0] == '\0' || strlen(port) >= PLX_PMISRV_VALLEN_MAX) {
+            plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=invalid_port\n", reply);
+            return;
+        }
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", getenv("PLEXUS_NAME_DIR"));
+        (void)mkdir(dir, 0700);     /* the first publish makes it */
+        snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        size_t len = strlen(port);
+        int ok = fd >= 0 && write(fd, port, len) == (ssize_t)len;
+        if (fd >= 0)
+            close(fd);
+        int linked = ok ? link(tmp, path) : -1, err = errno;
+        unlink(tmp);
+        if (linked == 0)
+            plx_pmisrv_reply(srv, rank, "cmd=%s rc=0 msg=success\n", reply);
+        else if (ok && err == EEXIST)
+            plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=already_published\n", reply);
+        else
+            plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=cannot_write_the_name_directory\n", reply);
+    } else if (strcmp(cmd, "lookup_name") == 0) {
+        char buf[PLX_PMISRV_VALLEN_MAX];
+        int fd = open(path, O_RDONLY);
+        ssize_t r = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (r <= 0) {
+            plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=not_published\n", reply);
+            return;
+        }
+        buf[r] = '\0';
+        plx_pmisrv_reply(srv, rank, "cmd=%s rc=0 port=%s\n", reply, buf);
+    } else if (unlink(path) == 0) {
+        plx_pmisrv_reply(srv, rank, "cmd=%s rc=0 msg=success\n", reply);
+    } else {
+        plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=not_published\n", reply);
+    }
+}
+
 static void plx_pmisrv_cmd_name(struct plx_pmisrv *srv, int rank, const char *cmd,
                                 const struct plx_pmisrv_field *f, int n)
 {
@@ -295,6 +362,11 @@ static void plx_pmisrv_cmd_name(struct plx_pmisrv *srv, int rank, const char *cm
     snprintf(reply, sizeof(reply), "%.*s_result", (int)(strchr(cmd, '_') - cmd), cmd);
     if (service == NULL || service[0] == '\0' || strlen(service) >= PLX_PMISRV_VALLEN_MAX) {
         plx_pmisrv_reply(srv, rank, "cmd=%s rc=-1 msg=invalid_service\n", reply);
+        return;
+    }
+    char path[4096];
+    if (plx_pmisrv_name_path(service, path, sizeof path)) {
+        plx_pmisrv_name_file(srv, rank, cmd, reply, port, path);
         return;
     }
     struct plx_pmisrv_name **pp = plx_pmisrv_name_find(srv, service);

@@ -48,6 +48,11 @@ static const char *plx_subjob_info(const struct plx_pmisrv_spawn_cmd *c, const c
     return NULL;
 }
 
+static int plx_subjob_same(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
 /* Is prog executable, looked up as execvp would from wdir with PATH = path
  * (then $PATH)? 0, or -1 with the reason in err. */
 static int plx_subjob_check_prog(const char *prog, const char *wdir, const char *path, char *err, size_t errlen)
@@ -145,12 +150,24 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
         path = path ? path : plx_subjob_info(c, "path");
     }
     int local = !hostfile && (host ? plx_hosts_is_local(host) : !m->multi);
-    for (int i = 0; i < s->count && local; i++)
-        if (plx_subjob_check_prog(s->cmds[i].execname, wdir, path, err, errlen) != 0)
+    /* wdir and path belong to their command: when the commands of a
+     * spawn_multiple differ in them, each runs through a small shell that
+     * changes to its directory and puts its path first, then execs it */
+    int per_cmd = 0;
+    for (int i = 1; i < s->count; i++)
+        per_cmd |= !plx_subjob_same(plx_subjob_info(&s->cmds[i], "wdir"), plx_subjob_info(c0, "wdir")) ||
+                   !plx_subjob_same(plx_subjob_info(&s->cmds[i], "path"), plx_subjob_info(c0, "path"));
+    if (per_cmd)
+        wdir = path = NULL;
+    for (int i = 0; i < s->count && local; i++) {
+        const char *cw = per_cmd ? plx_subjob_info(&s->cmds[i], "wdir") : wdir;
+        const char *cp = per_cmd ? plx_subjob_info(&s->cmds[i], "path") : path;
+        if (cw && access(cw, X_OK) != 0) {
+            snprintf(err, errlen, "info 'wdir' %s%s: %s", cw, per_cmd ? " (of one command)" : "", strerror(errno));
             return -1;
-    if (wdir && access(wdir, X_OK) != 0 && local) {
-        snprintf(err, errlen, "info 'wdir' %s: %s", wdir, strerror(errno));
-        return -1;
+        }
+        if (plx_subjob_check_prog(s->cmds[i].execname, cw, cp, err, errlen) != 0)
+            return -1;
     }
 
     if (m->usize > 0) {
@@ -218,6 +235,16 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
         plx_subjob_push(&argv, &n, &cap, "-n");
         plx_subjob_push(&argv, &n, &cap, num[i]);
         plx_subjob_push(&argv, &n, &cap, "--");
+        if (per_cmd) {
+            const char *cw = plx_subjob_info(&s->cmds[i], "wdir"), *cp = plx_subjob_info(&s->cmds[i], "path");
+            plx_subjob_push(&argv, &n, &cap, "/bin/sh");
+            plx_subjob_push(&argv, &n, &cap, "-c");
+            plx_subjob_push(&argv, &n, &cap,
+                            "[ -z \"$0\" ] || cd \"$0\" || exit 127; [ -z \"$1\" ] || PATH=\"$1:$PATH\"; shift; "
+                            "exec \"$@\"");
+            plx_subjob_push(&argv, &n, &cap, cw ? cw : "");
+            plx_subjob_push(&argv, &n, &cap, cp ? cp : "");
+        }
         plx_subjob_push(&argv, &n, &cap, s->cmds[i].execname);
         for (int a = 0; a < s->cmds[i].argc; a++)
             plx_subjob_push(&argv, &n, &cap, s->cmds[i].argv[a]);

@@ -880,6 +880,63 @@ int plx_tcp_hello_other(const struct plx_tcp_hello *h)
     return -1;
 }
 
+static void plx_tcp_peer_forget(struct plx_tcp_rail *r, struct plx_tcp_peer *p)
+{
+    if (p->conn)
+        plx_tcp_conn_close(p->conn);
+    plx_tcp_unblock(p);
+    plx_list_remove(&p->wait_link);
+    plx_list_remove(&p->fail_link);
+    while (!plx_list_empty(&p->sq)) {
+        struct plx_tcp_sbuf *b = plx_list_entry(p->sq.next, struct plx_tcp_sbuf, link);
+        plx_list_remove(&b->link);
+        free(b);
+    }
+    r->peers[p->lpid] = NULL;
+    free(p->card);
+    free(p->fail_why);
+    free(p);
+}
+
+/* MPI_Comm_disconnect: BYE, flush, shut down our side; the peer, which
+ * does the same, closes on our EOF and we on its (plx_tcp_on_eof), so
+ * neither finalize waits for the other job any more. */
+static int plx_tcp_drop_peer(int lpid)
+{
+    if (!plx_tcp.initialized || lpid < 0 || lpid >= plx_tcp.npeers)
+        return 1;
+    struct plx_hdr bye = { .type = PLX_TCP_PKT_BYE };
+    struct iovec v = { &bye, sizeof bye };
+    int left = 0;
+    for (int k = 0; k < plx_tcp_nrails_all(); k++) {
+        struct plx_tcp_peer *p = plx_tcp.rails[k].peers[lpid];
+        if (!p)
+            continue;
+        if (p->state == PLX_TCP_P_CLOSED) {   /* forget it: a later meeting connects afresh */
+            plx_tcp_peer_forget(&plx_tcp.rails[k], p);
+            continue;
+        }
+        if (p->state != PLX_TCP_P_OPEN) {   /* still being set up: nothing of ours went over it */
+            left++;
+            continue;
+        }
+        p->dropping = 1;
+        if (!p->fin_bye) {
+            plx_tcp_enqueue(p, &v, 1, 0, NULL);
+            p->fin_bye = 1;
+        }
+        if (!p->fin_shut) {
+            plx_tcp_flush(p);
+            if (p->state == PLX_TCP_P_OPEN && plx_list_empty(&p->sq)) {
+                shutdown(p->conn->fd, SHUT_WR);
+                p->fin_shut = 1;
+            }
+        }
+        left += p->state != PLX_TCP_P_CLOSED;
+    }
+    return left == 0;
+}
+
 static const struct plx_tp_ops plx_tcp_ops = {
     .reaches = plx_tcp_reaches,
     .send = plx_tcp_send,
@@ -899,4 +956,5 @@ const struct plx_tp_component plx_tcp_component = {
     .finalize = plx_tcp_finalize,
     .card = plx_tcp_dyn_card,
     .add_peers = plx_tcp_add_peers,
+    .drop_peer = plx_tcp_drop_peer,
 };

@@ -118,6 +118,7 @@ struct plx_tcp_peer {
     int wblocked;                       /* socket was full: EPOLLOUT armed until the queue drains */
     struct plx_list wb_link;            /* on plx_tcp.wblocked while wblocked */
     int bye;                            /* BYE received */
+    int dropping;                       /* drop_peer: we said BYE; its EOF is no failure */
     int fin_bye, fin_shut, fin_eof;     /* finalize: BYE queued, our side shut down, theirs ended */
     /* connecting */
     struct plx_tcp_card *card;          /* fetched on first need */

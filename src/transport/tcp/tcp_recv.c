@@ -195,8 +195,8 @@ void plx_tcp_rx_feed(struct plx_tcp_conn *c, const char *buf, size_t n)
 static void plx_tcp_on_eof(struct plx_tcp_conn *c, int err)
 {
     struct plx_tcp_peer *p = c->peer;
-    if (p->bye && !err) {
-        plx_debug(2, "tcp: rank %d finalized and closed its connection", p->lpid);
+    if ((p->bye || p->dropping) && !err) {
+        plx_debug(2, "tcp: rank %d finalized or disconnected and closed its connection", p->lpid);
         plx_tcp_unblock(p);     /* nothing more goes out: no retries of a full socket */
         plx_tcp_conn_close(c);
         p->conn = NULL;
