@@ -116,6 +116,7 @@ __attribute__((constructor)) static void plx_ofi_undo_psm_handlers(void)
 #define PLX_OFI_MRC_MAX 64              /* idle cached registrations */
 #define PLX_OFI_BYE_TIMEOUT 10.0        /* seconds finalize waits for the peers' BYE */
 #define PLX_OFI_PAGE 4096
+#define PLX_OFI_PKT_MIN (32 * 1024)     /* payload every packet buffer holds, whatever the eager limit */
 
 /* The prefix of every message. */
 struct plx_ofi_pfx {
@@ -592,7 +593,10 @@ static void plx_ofi_init_early(void)
     plx_ofi.inject_max = fi->tx_attr->inject_size;
     size_t hdr = sizeof(struct plx_ofi_pfx) + sizeof(struct plx_hdr);
     plx_ofi.eager_max = plx_config.ofi_eager_max;
-    plx_ofi.pkt_max = hdr + PLX_MAX(plx_ofi.eager_max, sizeof(struct plx_ofi_desc) + 64);
+    /* room for the RMA layer's pieces too (16 KiB of data, up to 8 KiB of
+     * runs and its header: src/rma/ops.c), which it does not cut to a
+     * channel's max_packet (they failed with PLX_ERR_ARG before session 7) */
+    plx_ofi.pkt_max = hdr + PLX_MAX(PLX_MAX(plx_ofi.eager_max, (size_t)PLX_OFI_PKT_MIN), sizeof(struct plx_ofi_desc) + 64);
     if (fi->ep_attr->max_msg_size && plx_ofi.pkt_max > fi->ep_attr->max_msg_size) {
         plx_ofi.pkt_max = fi->ep_attr->max_msg_size;
         plx_ofi.eager_max = plx_ofi.pkt_max - hdr;
@@ -1207,7 +1211,8 @@ static int plx_ofi_poll(void)
 
 static int plx_ofi_sleep_prepare(void)
 {
-    if (!plx_list_empty(&plx_ofi.selfq) || !plx_list_empty(&plx_ofi.reads) || !plx_list_empty(&plx_ofi.ctlq))
+    if (!plx_list_empty(&plx_ofi.selfq) || !plx_list_empty(&plx_ofi.reads) || !plx_list_empty(&plx_ofi.ctlq) ||
+        plx_ofi.nrpend)
         return plx_ofi.busy_fd >= 0 ? plx_ofi.busy_fd : -1;
     if (plx_ofi.cq_fd >= 0) {
         struct fid *f = &plx_ofi.cq->fid;
@@ -1494,8 +1499,13 @@ static plx_status_t plx_ofi_rma_submit(int lpid, const struct plx_ofi_rpend *q)
 {
     struct plx_ofi_peer *p = &plx_ofi.peers[lpid];
     uint64_t addr = 0, key = 0;
-    if (plx_list_empty(&p->rpend) && plx_ofi_resolve(lpid, q, &addr, &key) > 0)
-        return plx_ofi_rma_go(lpid, q, addr, key);
+    if (plx_list_empty(&p->rpend) && plx_ofi_resolve(lpid, q, &addr, &key) > 0) {
+        plx_status_t st = plx_ofi_rma_go(lpid, q, addr, key);
+        if (st != PLX_BUSY)
+            return st;
+        /* no room in the provider now: it waits, and leaves from the poll
+         * (the router promises its callers no BUSY) */
+    }
     struct plx_ofi_rpend *e = plx_malloc(sizeof *e);
     *e = *q;
     plx_list_push_back(&p->rpend, &e->link);

@@ -1,0 +1,268 @@
+/*
+ * Passive-target locks from remote atomics (issue 14): the message path's
+ * lock, kept as the same 64-bit ticket word as a direct window's (rma.h:
+ * next ticket, ticket served, shared holders; FIFO), but in the target's
+ * memory and changed by the channel layer's remote atomics
+ * (plx_route_atomic: fi_compare_atomic / fi_fetch_atomic where the channel
+ * to the target has native atomics, the active-message fallback's CPU
+ * atomics elsewhere). The target's lock queue (ops.c) is then not used:
+ * the target takes no part in locking, and an origin holds the lock when
+ * MPI_Win_lock returns.
+ *
+ * The words. Each process keeps one registered table of PLX_RMA_LKW_MAX
+ * words, indexed by window slot (wid), registered on first need. An origin
+ * learns a target's table (address, key) once, by asking it
+ * (PLX_RMA_K_LKINFO, answered by the target's progress engine); after
+ * that, locking that target needs nothing of it on a native channel.
+ *
+ * Which windows. Every process of the job must lock a given target the same
+ * way (word or queue), so the choice depends only on what every process
+ * sees alike: PLEXUS_RMA_FABRIC_LOCKS (on; off; auto = on when the job
+ * asked for the ofi transport by PLEXUS_TRANSPORTS or PLEXUS_OFI_PROVIDER),
+ * the target's slot (below PLX_RMA_LKW_MAX) and the target's answer (its
+ * table registered). Pairs without native atomics still use the word,
+ * through the fallback. Direct windows keep their shared-memory word.
+ *
+ * Cost: a lock is at least two round trips (ticket, then a read that finds
+ * it served; a shared lock one more CAS), and a waiter polls the word with
+ * remote reads, one per pause, where the queue sends one grant.
+ *
+ * Thread rules: under the library lock, as the rest of src/rma.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/config.h"
+#include "core/log.h"
+#include "core/runtime.h"
+#include "progress/progress.h"
+#include "rma/rma.h"
+#include "route/route.h"
+
+#define PLX_LW_TAIL(x) ((uint16_t)(x))
+#define PLX_LW_HEAD(x) ((uint16_t)((x) >> 16))
+#define PLX_LW_READERS(x) ((uint32_t)((x) >> 32))
+
+static struct {
+    uint64_t *words;            /* this process's table, or NULL */
+    struct plx_tp_mr mr;
+    int reg;                    /* 0 not tried, 1 registered, -1 refused */
+    int8_t *state;              /* by world rank: 0 unknown, 1 asked, 2 known, -1 refused */
+    uint64_t *addr, *key;       /* by world rank: its table */
+    uint64_t ops;               /* PLEXUS_STATS-style count: remote atomics on lock words */
+} plx_fl;
+
+int plx_rma_fab_enabled(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *s = plx_config.rma_fabric_locks;
+        if (!strcmp(s, "on") || !strcmp(s, "1"))
+            on = 1;
+        else if (!strcmp(s, "off") || !strcmp(s, "0"))
+            on = 0;
+        else
+            on = (plx_config.transports[0] && plx_route_enabled("ofi") && strstr(plx_config.transports, "ofi")) ||
+                 plx_config.ofi_provider[0] != 0;
+        /* libfabric's sockets provider lost a fetch-atomic's completion with
+         * 7 origins contending for one word (session 7: the origin waited
+         * for good); auto leaves it the queue */
+        const char *fp = getenv("FI_PROVIDER");
+        if (on == 1 && strcmp(s, "on") && strcmp(s, "1") &&
+            (strstr(plx_config.ofi_provider, "sockets") || (!plx_config.ofi_provider[0] && fp && strstr(fp, "sockets"))))
+            on = 0;
+    }
+    return on;
+}
+
+/* This process's table, registered on first need; 1, or 0 when refused. */
+static int plx_rma_fab_table(void)
+{
+    if (plx_fl.reg == 0) {
+        plx_fl.words = aligned_alloc(4096, PLX_RMA_LKW_MAX * sizeof(uint64_t));
+        if (plx_fl.words) {
+            memset(plx_fl.words, 0, PLX_RMA_LKW_MAX * sizeof(uint64_t));
+            if (plx_route_mem_register(plx_fl.words, PLX_RMA_LKW_MAX * sizeof(uint64_t), &plx_fl.mr) != PLX_OK) {
+                plx_warn("rma: the lock words could not be registered for remote atomics: windows of this "
+                         "process keep the lock queue");
+                free(plx_fl.words);
+                plx_fl.words = NULL;
+            }
+        }
+        plx_fl.reg = plx_fl.words ? 1 : -1;
+    }
+    return plx_fl.reg > 0;
+}
+
+void plx_rma_fab_wid_reset(int wid)
+{
+    if (plx_fl.words && wid >= 0 && wid < PLX_RMA_LKW_MAX)
+        __atomic_store_n(&plx_fl.words[wid], 0, __ATOMIC_SEQ_CST);
+}
+
+int plx_rma_fab_info(uint64_t info[2])
+{
+    if (!plx_rma_fab_table())
+        return 0;
+    info[0] = (uint64_t)(uintptr_t)plx_fl.words;
+    info[1] = plx_fl.mr.key;
+    return 1;
+}
+
+static void plx_rma_fab_peers(void)
+{
+    if (!plx_fl.state) {
+        plx_fl.state = plx_calloc((size_t)plx_procs.n, sizeof *plx_fl.state);
+        plx_fl.addr = plx_calloc((size_t)plx_procs.n, sizeof *plx_fl.addr);
+        plx_fl.key = plx_calloc((size_t)plx_procs.n, sizeof *plx_fl.key);
+    }
+}
+
+void plx_rma_fab_info_answer(int lpid, int ok, const uint64_t info[2])
+{
+    plx_rma_fab_peers();
+    if (lpid < 0 || lpid >= plx_procs.n || plx_fl.state[lpid] != 1)
+        return;
+    plx_fl.state[lpid] = ok ? 2 : -1;
+    if (ok) {
+        plx_fl.addr[lpid] = info[0];
+        plx_fl.key[lpid] = info[1];
+    }
+    struct plx_tp_iface *nat = ok ? plx_route_rma_native(plx_route_peer(lpid), 8, 1) : NULL;
+    plx_debug(1, "rma: rank %d's windows are locked %s%s", lpid,
+              !ok ? "by its lock queue (its lock words could not be registered)"
+              : nat ? "by remote atomics on its lock words, native over "
+                    : "by remote atomics on its lock words, through the active-message fallback",
+              nat ? nat->name : "");
+}
+
+static int plx_rma_fab_known(void *arg)
+{
+    return plx_fl.state[*(int *)arg] != 1;
+}
+
+int plx_rma_fab_use(struct plx_win *w, int target)
+{
+    if (w->direct || !plx_rma_fab_enabled() || w->t[target].wid >= PLX_RMA_LKW_MAX)
+        return 0;
+    plx_rma_fab_peers();
+    int lpid = w->comm->lpids[target];
+    if (plx_fl.state[lpid] == 0) {
+        if (lpid == plx_procs.my_lpid) {
+            uint64_t info[2];
+            plx_fl.state[lpid] = 1;
+            plx_rma_fab_info_answer(lpid, plx_rma_fab_info(info), info);
+        } else {
+            plx_fl.state[lpid] = 1;
+            plx_rma_send_ctl(w, target, PLX_RMA_K_LKINFO, 0);
+        }
+    }
+    if (plx_fl.state[lpid] == 1)
+        plx_progress_wait(plx_rma_fab_known, &lpid);
+    return plx_fl.state[lpid] == 2;
+}
+
+struct plx_rma_fab_wait {
+    struct plx_tp_comp c;
+    int done;
+};
+
+static void plx_rma_fab_cb(struct plx_tp_comp *c)
+{
+    ((struct plx_rma_fab_wait *)c)->done = 1;
+}
+
+static int plx_rma_fab_done(void *arg)
+{
+    return ((struct plx_rma_fab_wait *)arg)->done;
+}
+
+/* One remote atomic on target's word of w; MPI_SUCCESS or MPI_ERR_OTHER. */
+static int plx_rma_fab_atomic(struct plx_win *w, int target, int op, uint64_t operand, uint64_t compare,
+                              uint64_t *old)
+{
+    int lpid = w->comm->lpids[target];
+    struct plx_rma_fab_wait fw = { .c = { .cb = plx_rma_fab_cb } };
+    uint64_t raddr = plx_fl.addr[lpid] + (uint64_t)w->t[target].wid * sizeof(uint64_t);
+    plx_status_t st = plx_route_atomic(plx_route_peer(lpid), op, operand, compare, old, raddr, plx_fl.key[lpid],
+                                       &fw.c);
+    if (st != PLX_OK)
+        return MPI_ERR_OTHER;
+    if (!fw.done)
+        plx_progress_wait(plx_rma_fab_done, &fw);
+    plx_fl.ops++;
+    return fw.c.status == PLX_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
+/* A pause between two reads of a remote word: serve others, then yield. */
+static void plx_rma_fab_pause(unsigned *spins)
+{
+    plx_progress_poll();
+    if (++*spins > 16)
+        sched_yield();
+}
+
+int plx_rma_fab_lock(struct plx_win *w, int target, int type)
+{
+    uint64_t old = 0, x, nw;
+    int rc;
+    /* take a ticket: CAS on the tail (no carry into the head) */
+    for (;;) {
+        nw = (old & ~(uint64_t)0xffff) | (uint16_t)(PLX_LW_TAIL(old) + 1);
+        if ((rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_CSWAP, nw, old, &x)) != MPI_SUCCESS)
+            return rc;
+        if (x == old)
+            break;
+        old = x;
+    }
+    uint16_t ticket = PLX_LW_TAIL(old);
+    unsigned spins = 0;
+    x = old;
+    for (;;) {
+        if (PLX_LW_HEAD(x) == ticket) {
+            if (type == PLX_RMA_LK_EXCL) {
+                if (PLX_LW_READERS(x) == 0)
+                    break;
+            } else {
+                /* count myself a holder and serve the next ticket at once */
+                nw = (x + ((uint64_t)1 << 32)) & ~((uint64_t)0xffff << 16);
+                nw |= (uint64_t)(uint16_t)(ticket + 1) << 16;
+                uint64_t y;
+                if ((rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_CSWAP, nw, x, &y)) != MPI_SUCCESS)
+                    return rc;
+                if (y == x)
+                    break;
+                x = y;
+                continue;
+            }
+            plx_rma_fab_pause(&spins);
+        } else {
+            plx_rma_fab_pause(&spins);
+        }
+        if ((rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_FADD, 0, 0, &x)) != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+int plx_rma_fab_unlock(struct plx_win *w, int target, int type)
+{
+    uint64_t x;
+    if (type != PLX_RMA_LK_EXCL)
+        return plx_rma_fab_atomic(w, target, PLX_TP_AT_FADD, (uint64_t)0 - ((uint64_t)1 << 32), 0, &x);
+    /* advance the head: CAS (an add would carry into the holders) */
+    uint64_t old;
+    int rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_FADD, 0, 0, &old);
+    while (rc == MPI_SUCCESS) {
+        uint64_t nw = (old & ~((uint64_t)0xffff << 16)) | (uint64_t)(uint16_t)(PLX_LW_HEAD(old) + 1) << 16;
+        if ((rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_CSWAP, nw, old, &x)) != MPI_SUCCESS || x == old)
+            break;
+        old = x;
+    }
+    return rc;
+}
+
+uint64_t plx_rma_fab_ops(void)
+{
+    return plx_fl.ops;
+}
