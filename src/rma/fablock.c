@@ -1,7 +1,7 @@
 /*
  * Passive-target locks from remote atomics (issue 14): the message path's
- * lock, kept as the same 64-bit ticket word as a direct window's (rma.h:
- * next ticket, ticket served, shared holders; FIFO), but in the target's
+ * lock, kept as a 64-bit ticket word like a direct window's (rma.h: next
+ * ticket, ticket served, shared holders; FIFO), but in the target's
  * memory and changed by the channel layer's remote atomics
  * (plx_route_atomic: fi_compare_atomic / fi_fetch_atomic where the channel
  * to the target has native atomics, the active-message fallback's CPU
@@ -23,9 +23,11 @@
  * table registered). Pairs without native atomics still use the word,
  * through the fallback. Direct windows keep their shared-memory word.
  *
- * Cost: a lock is at least two round trips (ticket, then a read that finds
- * it served; a shared lock one more CAS), and a waiter polls the word with
- * remote reads, one per pause, where the queue sends one grant.
+ * Cost: an uncontended lock is one round trip (a fetch-and-add takes the
+ * ticket and shows whether it is served; a shared lock one more add), an
+ * exclusive unlock two (a read, then an add), a shared one one; the queue
+ * needs one round trip for lock and unlock together. A waiter polls the
+ * word with remote reads, one per pause, where the queue sends one grant.
  *
  * Thread rules: under the library lock, as the rest of src/rma.
  */
@@ -39,9 +41,14 @@
 #include "rma/rma.h"
 #include "route/route.h"
 
-#define PLX_LW_TAIL(x) ((uint16_t)(x))
-#define PLX_LW_HEAD(x) ((uint16_t)((x) >> 16))
-#define PLX_LW_READERS(x) ((uint32_t)((x) >> 32))
+/* The word's fields here (not a direct window's order: every change but a
+ * rare wrap of the head is then one fetch-and-add): bits 48-63 the next
+ * ticket, 32-47 the ticket served, 0-31 the shared holders. */
+#define FL_TAIL(x) ((uint16_t)((x) >> 48))
+#define FL_HEAD(x) ((uint16_t)((x) >> 32))
+#define FL_READERS(x) ((uint32_t)(x))
+#define FL_TAIL_ONE ((uint64_t)1 << 48)
+#define FL_HEAD_ONE ((uint64_t)1 << 32)
 
 static struct {
     uint64_t *words;            /* this process's table, or NULL */
@@ -202,64 +209,66 @@ static void plx_rma_fab_pause(unsigned *spins)
         sched_yield();
 }
 
-int plx_rma_fab_lock(struct plx_win *w, int target, int type)
+/* Adds `delta` to target's word where nothing can carry, else (the field
+ * at 0xffff) swaps in `next(old)` by CAS; *old_p gets the value before. */
+static int plx_rma_fab_bump(struct plx_win *w, int target, uint64_t delta, int may_carry, uint64_t *old_p)
 {
-    uint64_t old = 0, x, nw;
-    int rc;
-    /* take a ticket: CAS on the tail (no carry into the head) */
-    for (;;) {
-        nw = (old & ~(uint64_t)0xffff) | (uint16_t)(PLX_LW_TAIL(old) + 1);
-        if ((rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_CSWAP, nw, old, &x)) != MPI_SUCCESS)
-            return rc;
-        if (x == old)
+    if (!may_carry)
+        return plx_rma_fab_atomic(w, target, PLX_TP_AT_FADD, delta, 0, old_p);
+    uint64_t old, x;
+    int rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_FADD, 0, 0, &old);
+    while (rc == MPI_SUCCESS) {
+        /* the head is the field that wraps here: 16 bits at 32, kept apart from the tail */
+        uint64_t nw = (old & ~((uint64_t)0xffff << 32)) | ((uint64_t)(uint16_t)(FL_HEAD(old) + 1) << 32);
+        nw += delta & (uint64_t)0xffffffff;     /* the holders' part of the delta */
+        if ((rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_CSWAP, nw, old, &x)) != MPI_SUCCESS || x == old)
             break;
         old = x;
     }
-    uint16_t ticket = PLX_LW_TAIL(old);
+    *old_p = old;
+    return rc;
+}
+
+int plx_rma_fab_lock(struct plx_win *w, int target, int type)
+{
+    uint64_t x;
+    /* a ticket: fetch-and-add on the tail, the top field (its carry falls
+     * off the word): wait-free, so a locker cannot lose the race for a
+     * ticket again and again as a CAS could under contention */
+    int rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_FADD, FL_TAIL_ONE, 0, &x);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    uint16_t ticket = FL_TAIL(x);
     unsigned spins = 0;
-    x = old;
     for (;;) {
-        if (PLX_LW_HEAD(x) == ticket) {
+        if (FL_HEAD(x) == ticket) {
             if (type == PLX_RMA_LK_EXCL) {
-                if (PLX_LW_READERS(x) == 0)
-                    break;
+                if (FL_READERS(x) == 0)
+                    return MPI_SUCCESS;
             } else {
-                /* count myself a holder and serve the next ticket at once */
-                nw = (x + ((uint64_t)1 << 32)) & ~((uint64_t)0xffff << 16);
-                nw |= (uint64_t)(uint16_t)(ticket + 1) << 16;
-                uint64_t y;
-                if ((rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_CSWAP, nw, x, &y)) != MPI_SUCCESS)
-                    return rc;
-                if (y == x)
-                    break;
-                x = y;
-                continue;
+                /* count myself a holder and serve the next ticket at once
+                 * (nobody else moves the head while it shows my ticket) */
+                return plx_rma_fab_bump(w, target, FL_HEAD_ONE + 1, ticket == 0xffff, &x);
             }
-            plx_rma_fab_pause(&spins);
-        } else {
-            plx_rma_fab_pause(&spins);
         }
+        plx_rma_fab_pause(&spins);
         if ((rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_FADD, 0, 0, &x)) != MPI_SUCCESS)
             return rc;
     }
-    return MPI_SUCCESS;
 }
 
 int plx_rma_fab_unlock(struct plx_win *w, int target, int type)
 {
     uint64_t x;
-    if (type != PLX_RMA_LK_EXCL)
-        return plx_rma_fab_atomic(w, target, PLX_TP_AT_FADD, (uint64_t)0 - ((uint64_t)1 << 32), 0, &x);
-    /* advance the head: CAS (an add would carry into the holders) */
-    uint64_t old;
-    int rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_FADD, 0, 0, &old);
-    while (rc == MPI_SUCCESS) {
-        uint64_t nw = (old & ~((uint64_t)0xffff << 16)) | (uint64_t)(uint16_t)(PLX_LW_HEAD(old) + 1) << 16;
-        if ((rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_CSWAP, nw, old, &x)) != MPI_SUCCESS || x == old)
-            break;
-        old = x;
-    }
-    return rc;
+    if (type != PLX_RMA_LK_EXCL)        /* one holder less (it is at least 1: no borrow) */
+        return plx_rma_fab_atomic(w, target, PLX_TP_AT_FADD, (uint64_t)0 - 1, 0, &x);
+    /* serve the next ticket: nobody else moves the head while an exclusive
+     * holder holds it; an add, unless the head would carry into the tail */
+    uint64_t cur;
+    int rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_FADD, 0, 0, &cur);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return plx_rma_fab_bump(w, target, FL_HEAD_ONE, FL_HEAD(cur) == 0xffff, &x);
 }
 
 uint64_t plx_rma_fab_ops(void)
