@@ -25,8 +25,8 @@
  *
  * Cost: an uncontended lock is one round trip (a fetch-and-add takes the
  * ticket and shows whether it is served; a shared lock one more add), an
- * exclusive unlock two (a read, then an add), a shared one one; the queue
- * needs one round trip for lock and unlock together. A waiter polls the
+ * unlock one (an add); the queue needs one round trip for lock and unlock
+ * together. A waiter polls the
  * word with remote reads, one per pause, where the queue sends one grant.
  *
  * Thread rules: under the library lock, as the rest of src/rma.
@@ -57,6 +57,12 @@ static struct {
     int8_t *state;              /* by world rank: 0 unknown, 1 asked, 2 known, -1 refused */
     uint64_t *addr, *key;       /* by world rank: its table */
     uint64_t ops;               /* PLEXUS_STATS-style count: remote atomics on lock words */
+    struct plx_fl_held {        /* exclusive locks held: their tickets (= the head while held) */
+        const struct plx_win *w;
+        int target;
+        uint16_t ticket;
+    } *held;
+    int nheld, capheld;
 } plx_fl;
 
 int plx_rma_fab_enabled(void)
@@ -243,8 +249,14 @@ int plx_rma_fab_lock(struct plx_win *w, int target, int type)
     for (;;) {
         if (FL_HEAD(x) == ticket) {
             if (type == PLX_RMA_LK_EXCL) {
-                if (FL_READERS(x) == 0)
+                if (FL_READERS(x) == 0) {
+                    if (plx_fl.nheld == plx_fl.capheld) {
+                        plx_fl.capheld = plx_fl.capheld ? 2 * plx_fl.capheld : 8;
+                        plx_fl.held = plx_realloc(plx_fl.held, (size_t)plx_fl.capheld * sizeof *plx_fl.held);
+                    }
+                    plx_fl.held[plx_fl.nheld++] = (struct plx_fl_held){ w, target, ticket };
                     return MPI_SUCCESS;
+                }
             } else {
                 /* count myself a holder and serve the next ticket at once
                  * (nobody else moves the head while it shows my ticket) */
@@ -263,12 +275,17 @@ int plx_rma_fab_unlock(struct plx_win *w, int target, int type)
     if (type != PLX_RMA_LK_EXCL)        /* one holder less (it is at least 1: no borrow) */
         return plx_rma_fab_atomic(w, target, PLX_TP_AT_FADD, (uint64_t)0 - 1, 0, &x);
     /* serve the next ticket: nobody else moves the head while an exclusive
-     * holder holds it; an add, unless the head would carry into the tail */
-    uint64_t cur;
-    int rc = plx_rma_fab_atomic(w, target, PLX_TP_AT_FADD, 0, 0, &cur);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return plx_rma_fab_bump(w, target, FL_HEAD_ONE, FL_HEAD(cur) == 0xffff, &x);
+     * holder holds it (it is this holder's ticket); one add, unless the
+     * head would carry into the tail */
+    uint16_t head = 0;
+    for (int i = 0; i < plx_fl.nheld; i++) {
+        if (plx_fl.held[i].w == w && plx_fl.held[i].target == target) {
+            head = plx_fl.held[i].ticket;
+            plx_fl.held[i] = plx_fl.held[--plx_fl.nheld];
+            break;
+        }
+    }
+    return plx_rma_fab_bump(w, target, FL_HEAD_ONE, head == 0xffff, &x);
 }
 
 uint64_t plx_rma_fab_ops(void)
