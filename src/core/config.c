@@ -171,6 +171,10 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_OFI_MR_CACHE", PLX_SET_STRING, "auto", ofi_mr_cache,
             "Keep rendezvous buffers registered for reuse: auto (only for providers that do not pin pages, "
             "where a freed and reused buffer cannot go stale), on, off (register per message)"),
+    PLX_SET("PLEXUS_RMA_FABRIC_LOCKS", PLX_SET_STRING, "auto", rma_fabric_locks,
+            "Passive-target locks of message-path windows as a ticket word in the target's memory, changed by "
+            "remote atomics (native where the channel has them, e.g. ofi): on, off (the target's lock queue), "
+            "auto (on when PLEXUS_TRANSPORTS names ofi or PLEXUS_OFI_PROVIDER is set); the same on every rank"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

@@ -68,6 +68,7 @@ struct plx_config {
     size_t ofi_eager_max;       /* PLEXUS_OFI_EAGER_MAX */
     size_t ofi_eager_credit;    /* PLEXUS_OFI_EAGER_CREDIT */
     char ofi_mr_cache[8];       /* PLEXUS_OFI_MR_CACHE */
+    char rma_fabric_locks[8];   /* PLEXUS_RMA_FABRIC_LOCKS (issue 14) */
 };
 
 extern struct plx_config plx_config;

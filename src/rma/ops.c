@@ -80,6 +80,7 @@ int plx_rma_wid_new(struct plx_win *w)
     for (int i = 1; i < plx_rma.nwins; i++) {
         if (!plx_rma.wins[i]) {
             plx_rma.wins[i] = w;
+            plx_rma_fab_wid_reset(i);
             return i;
         }
     }
@@ -91,6 +92,7 @@ int plx_rma_wid_new(struct plx_win *w)
     int id = plx_rma.nwins ? plx_rma.nwins : 1;
     plx_rma.nwins = n;
     plx_rma.wins[id] = w;
+    plx_rma_fab_wid_reset(id);
     return id;
 }
 
@@ -356,7 +358,7 @@ static void plx_rma_on_req(struct plx_tp_iface *ifc, int lpid, const struct plx_
         return;
     }
     if (q.kind != PLX_RMA_K_LOCK && q.kind != PLX_RMA_K_POST && q.kind != PLX_RMA_K_COMPLETE &&
-        plx_rma_lk_waiting(w, q.src)) {
+        q.kind != PLX_RMA_K_LKINFO && plx_rma_lk_waiting(w, q.src)) {
         struct plx_rma_deferred *d = plx_malloc(sizeof *d + h->len);
         d->rank = q.src;
         d->h = *h;
@@ -386,6 +388,12 @@ static void plx_rma_exec_req(struct plx_win *w, int r, const struct plx_hdr *h, 
     case PLX_RMA_K_COMPLETE:
         w->completes[r]++;
         break;
+    case PLX_RMA_K_LKINFO: {   /* issue 14: where this process's lock words are */
+        uint64_t info[2] = { 0, 0 };
+        int ok = plx_rma_fab_info(info);
+        plx_rma_answer(w, r, PLX_RMA_K_LKINFO, ok ? 0 : MPI_ERR_OTHER, 0, 0, info, sizeof info);
+        break;
+    }
     default: {
         const char *p = (const char *)payload + sizeof q;
         size_t rlen = (size_t)q.nruns * sizeof(struct plx_rma_run);
@@ -456,6 +464,13 @@ static void plx_rma_on_ans(struct plx_tp_iface *ifc, int lpid, const struct plx_
     }
     if (a.kind == PLX_RMA_K_UNLOCK) {
         w->unlocked[a.src] = 1;
+        return;
+    }
+    if (a.kind == PLX_RMA_K_LKINFO) {
+        uint64_t info[2] = { 0, 0 };
+        if (a.dlen == sizeof info && h->len >= sizeof a + sizeof info)
+            memcpy(info, (const char *)payload + sizeof a, sizeof info);
+        plx_rma_fab_info_answer(lpid, a.status == 0 && a.dlen == sizeof info, info);
         return;
     }
     struct plx_rma_op *op = (struct plx_rma_op *)(uintptr_t)h->sreq;

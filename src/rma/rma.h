@@ -57,6 +57,7 @@ enum plx_rma_kind {
     PLX_RMA_K_UNLOCK,           /* control: unlock (answered) */
     PLX_RMA_K_POST,             /* control: exposure epoch opened for the receiver (no answer) */
     PLX_RMA_K_COMPLETE,         /* control: the sender's access epoch to the receiver is over (no answer) */
+    PLX_RMA_K_LKINFO,           /* control: where are the receiver's lock words (answered: address, key) */
 };
 
 enum { PLX_RMA_LK_NONE = 0, PLX_RMA_LK_SHARED = 1, PLX_RMA_LK_EXCL = 2 };
@@ -225,5 +226,21 @@ void plx_rma_word_lock(uint64_t *w, int type);
 void plx_rma_word_unlock(uint64_t *w, int type);
 void plx_rma_spin_lock(uint32_t *l);
 void plx_rma_spin_unlock(uint32_t *l);
+
+/* --- locks from remote atomics (fablock.c, issue 14) ------------------------------------ */
+
+#define PLX_RMA_LKW_MAX 1024    /* lock words per process: windows with a slot below it */
+/* Does w lock target by its word in the target's memory (asks the target
+ * where its words are, once)? */
+int plx_rma_fab_use(struct plx_win *w, int target);
+int plx_rma_fab_lock(struct plx_win *w, int target, int type);
+int plx_rma_fab_unlock(struct plx_win *w, int target, int type);
+/* Target: this process's words (address, key); 0 when they cannot be registered. */
+int plx_rma_fab_info(uint64_t info[2]);
+void plx_rma_fab_info_answer(int lpid, int ok, const uint64_t info[2]);
+/* A new window slot's word starts free. */
+void plx_rma_fab_wid_reset(int wid);
+int plx_rma_fab_enabled(void);
+uint64_t plx_rma_fab_ops(void);
 
 #endif

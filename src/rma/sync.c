@@ -269,6 +269,10 @@ int plx_rma_lock(struct plx_win *w, int type, int target)
         return MPI_ERR_RMA_SYNC;
     if (w->direct) {
         plx_rma_word_lock(w->t[target].lockw, type);
+    } else if (plx_rma_fab_use(w, target)) {
+        int rc = plx_rma_fab_lock(w, target, type);    /* issue 14: the word in the target's memory */
+        if (rc != MPI_SUCCESS)
+            return rc;
     } else {
         /* a remote target holds back what follows until it grants (ops.c):
          * no need to wait for the grant here */
@@ -288,6 +292,11 @@ int plx_rma_unlock(struct plx_win *w, int target)
     if (w->direct) {
         plx_rma_flush(w, target);
         plx_rma_word_unlock(w->t[target].lockw, w->lock[target]);
+    } else if (plx_rma_fab_use(w, target)) {
+        plx_rma_flush(w, target);
+        int rc = plx_rma_fab_unlock(w, target, w->lock[target]);
+        if (rc != MPI_SUCCESS)
+            return rc;
     } else {
         /* the unlock follows the operations in the channel's order: the
          * target answers it after theirs */
@@ -313,10 +322,17 @@ int plx_rma_lock_all(struct plx_win *w)
         for (int r = 0; r < p; r++)
             plx_rma_word_lock(w->t[r].lockw, PLX_RMA_LK_SHARED);
     } else {
+        for (int r = 0; r < p; r++) {
+            if (plx_rma_fab_use(w, r)) {
+                int rc = plx_rma_fab_lock(w, r, PLX_RMA_LK_SHARED);
+                if (rc != MPI_SUCCESS)
+                    return rc;
+            } else {
+                plx_rma_lock_send(w, PLX_RMA_LK_SHARED, r);
+            }
+        }
         for (int r = 0; r < p; r++)
-            plx_rma_lock_send(w, PLX_RMA_LK_SHARED, r);
-        for (int r = 0; r < p; r++)
-            if (r == w->comm->rank || w->cma_ok)
+            if ((r == w->comm->rank || w->cma_ok) && !plx_rma_fab_use(w, r))
                 plx_rma_wait_flag(&w->granted[r]);
     }
     w->lockall = 1;
@@ -333,8 +349,16 @@ int plx_rma_unlock_all(struct plx_win *w)
         for (int r = 0; r < p; r++)
             plx_rma_word_unlock(w->t[r].lockw, PLX_RMA_LK_SHARED);
     } else {
-        for (int r = 0; r < p; r++)
-            plx_rma_unlock_send(w, r);
+        for (int r = 0; r < p; r++) {
+            if (plx_rma_fab_use(w, r)) {
+                int rc = plx_rma_fab_unlock(w, r, PLX_RMA_LK_SHARED);
+                if (rc != MPI_SUCCESS)
+                    return rc;
+                w->unlocked[r] = 1;
+            } else {
+                plx_rma_unlock_send(w, r);
+            }
+        }
         for (int r = 0; r < p; r++)
             plx_rma_wait_flag(&w->unlocked[r]);
     }

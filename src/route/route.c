@@ -679,6 +679,14 @@ static void plx_rel_write_done(struct plx_tp_comp *c)
 }
 
 /* (Re)sends a record on ch. */
+/* PLEXUS_STATS: one packet of class cls (PLX_RC_*) and its payload bytes sent on ch. */
+static inline void plx_route_count_cls(struct plx_chan *ch, int cls, uint64_t bytes)
+{
+    int i = cls == PLX_RC_PT2PT ? 0 : cls == PLX_RC_COLL ? 1 : 2;
+    ch->st_cls_pkts[i]++;
+    ch->st_cls_bytes[i] += bytes;
+}
+
 static plx_status_t plx_rel_emit(struct plx_route_peer *rp, struct plx_rel_rec *rec, struct plx_chan *ch)
 {
     struct plx_tp_iface *ifc = ch->ifc;
@@ -703,6 +711,7 @@ static plx_status_t plx_rel_emit(struct plx_route_peer *rp, struct plx_rel_rec *
     ch->st_sent_pkts++;
     if (rec->h.type == PLX_PKT_EAGER || rec->h.type == PLX_PKT_DATA)
         ch->st_sent_bytes += rec->h.len;
+    plx_route_count_cls(ch, rec->cls, rec->zc ? rec->h.len : rec->plen);
     return PLX_OK;
 }
 
@@ -756,6 +765,10 @@ plx_status_t plx_route_send_slow(struct plx_route_peer *rp, int cls, size_t size
             ch->st_sent_pkts++;
             if (h->type == PLX_PKT_EAGER || h->type == PLX_PKT_DATA)
                 ch->st_sent_bytes += h->len;
+            size_t plen = 0;
+            for (int i = 0; i < iovcnt; i++)
+                plen += iov[i].iov_len;
+            plx_route_count_cls(ch, cls, plen);
         }
         return st;
     }
@@ -843,6 +856,7 @@ plx_status_t plx_route_send_data(struct plx_route_peer *rp, int cls, size_t size
             if (!rp->fast) {
                 ch->st_sent_pkts++;
                 ch->st_sent_bytes += len;
+                plx_route_count_cls(ch, cls, len);
             }
         }
         *done += len;
@@ -1289,6 +1303,12 @@ void plx_route_print_stats(struct plx_route_peer *rp, uint64_t sent, uint64_t se
                  (unsigned long long)v[PLX_ST_SENT_PKTS], (unsigned long long)v[PLX_ST_SENT_BYTES],
                  (unsigned long long)v[PLX_ST_RESENT_BYTES], (unsigned long long)v[PLX_ST_RECV_PKTS],
                  (unsigned long long)v[PLX_ST_RECV_BYTES]);
+        if (!rp->fast && (ch->st_cls_pkts[0] | ch->st_cls_pkts[1] | ch->st_cls_pkts[2]))
+            plx_warn("stats: rank %d peer %d channel %s by class: sent pt2pt %llu packets %llu bytes, "
+                     "coll %llu packets %llu bytes, rma %llu packets %llu bytes", plx_procs.my_lpid, rp->lpid,
+                     ch->ifc->name, (unsigned long long)ch->st_cls_pkts[0], (unsigned long long)ch->st_cls_bytes[0],
+                     (unsigned long long)ch->st_cls_pkts[1], (unsigned long long)ch->st_cls_bytes[1],
+                     (unsigned long long)ch->st_cls_pkts[2], (unsigned long long)ch->st_cls_bytes[2]);
     }
 }
 

@@ -44,6 +44,7 @@ struct plx_chan {
     char *why;                  /* its last failure, as the transport told it */
     /* PLEXUS_STATS (routed peers; a fast peer's counters are pt2pt's) */
     uint64_t st_sent_pkts, st_sent_bytes, st_resent_bytes, st_recv_pkts, st_recv_bytes;
+    uint64_t st_cls_pkts[3], st_cls_bytes[3];   /* sent, by class: pt2pt, coll, rma (issue 14) */
 };
 
 struct plx_rel;                 /* acknowledgement state (route.c) */

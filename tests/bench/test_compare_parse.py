@@ -92,6 +92,8 @@ EXPECTED = {
                                    [1, 0.01, 8052], [64, 1.00, 15610]),
     "limit_tcp_bw.out": ("limit_tcp_bw", ["size_B", "bw_MBps"], 25,
                          [1, 0.22], [16777216, 1683.69]),
+    "halo_acc.np2.openmpi.out": ("halo_acc", ["size_B", "iter_us", "halo_us", "acc_us", "iter_med_us"], 8,
+                                  [8, 0.761, 0.519, 0.199, 0.764], [1024, 2.261, 1.739, 0.203, 2.151]),
 }
 
 

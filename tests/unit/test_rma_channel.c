@@ -11,7 +11,9 @@
  * back, fetch-and-add from every rank to one word (the sum, and distinct
  * old values), compare-and-swap (exactly one winner), swap (old values and
  * the last one are a permutation), a put to oneself (through the
- * fallback), and (fallback only) a put outside every region refused.
+ * fallback), and (fallback, or native with --outside: offset-addressed
+ * providers, where the origin knows the region) a put past the end and a
+ * get before the start of a region refused, nothing read.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,9 +78,12 @@ static plx_status_t w_wait(struct waiter *w, plx_status_t issued)
 int main(int argc, char **argv)
 {
     const char *expect = "any";
+    int outside = 0;            /* check the refusal of an access outside the region natively too */
     for (int i = 1; i < argc; i++)
         if (!strncmp(argv[i], "--expect=", 9))
             expect = argv[i] + 9;
+        else if (!strcmp(argv[i], "--outside"))
+            outside = 1;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -214,12 +219,16 @@ int main(int argc, char **argv)
     /* outside every region: refused with an error, nothing written (the
      * fallback checks; a native access outside a region is the provider's
      * to refuse: libfabric's shm provider never completes it) */
-    if (!nat) {
+    if (!nat || outside) {
     w_init(&w);
     uint64_t junk = 0xdeadbeefull;
     st = plx_route_put(rp_next, &junk, 8, all[4 * next] + REGION, all[4 * next + 1], &w.c);
     plx_status_t got = w_wait(&w, st);
     CHECK(got != PLX_OK, "a put past the end of rank %d's region is refused", next);
+    uint64_t junk2 = 0;
+    w_init(&w);
+    got = w_wait(&w, plx_route_get(rp_next, &junk2, 16, all[4 * next] - 8, all[4 * next + 1], &w.c));
+    CHECK(got != PLX_OK && junk2 == 0, "a get starting before rank %d's region is refused", next);
     }
     MPI_Barrier(MPI_COMM_WORLD);
 

@@ -116,6 +116,7 @@ __attribute__((constructor)) static void plx_ofi_undo_psm_handlers(void)
 #define PLX_OFI_MRC_MAX 64              /* idle cached registrations */
 #define PLX_OFI_BYE_TIMEOUT 10.0        /* seconds finalize waits for the peers' BYE */
 #define PLX_OFI_PAGE 4096
+#define PLX_OFI_PKT_MIN (32 * 1024)     /* payload every packet buffer holds, whatever the eager limit */
 
 /* The prefix of every message. */
 struct plx_ofi_pfx {
@@ -168,6 +169,37 @@ struct plx_ofi_ctl {
     struct plx_list link;
     int lpid;
     struct plx_hdr h;
+    uint64_t pl[4];             /* a region query's answer */
+    int npl;
+};
+
+/* Offset addressing (providers without FI_MR_VIRT_ADDR: tcp;ofi_rxm,
+ * sockets). The router passes a target's virtual address and key; the
+ * provider wants an offset into the region. The first operation on a key
+ * asks the target (RMA|F_TRANSPORT, sreq = key) for the region's base,
+ * length and provider key (RMA_ANS|F_TRANSPORT, payload: found, provider
+ * key, base, length); the origin keeps them per peer, so every later
+ * operation on that region is native, and checks its range itself (an
+ * access outside the region completes with PLX_ERR_RANGE, never reaching
+ * the provider). Operations wait, in issue order, until their key is known. */
+struct plx_ofi_rreg {
+    uint64_t key, pkey, base, len;
+    int state;                  /* 0 asked, 1 known, -1 no such region there */
+};
+enum { PLX_OFI_R_PUT = 1, PLX_OFI_R_GET, PLX_OFI_R_ATOMIC };
+struct plx_ofi_rpend {
+    struct plx_list link;
+    int kind, aop;
+    void *local;
+    size_t len;
+    uint64_t raddr, rkey, operand, compare;
+    uint64_t *result;
+    struct plx_tp_comp *comp;
+};
+/* A region registered here, for the queries. */
+struct plx_ofi_lreg {
+    uint64_t key, pkey;
+    uint64_t base, len;
 };
 
 struct plx_ofi_flush {
@@ -190,6 +222,10 @@ struct plx_ofi_peer {
     int rma_out;                /* native remote-memory operations not yet complete */
     uint64_t st_rma_ops, st_rma_bytes;  /* PLEXUS_STATS: native operations issued to it, bytes moved */
     struct plx_list flushes;    /* struct plx_ofi_flush waiting for rma_out to reach 0 */
+    struct plx_ofi_rreg *rr;    /* offset addressing: its regions learned so far */
+    int nrr, caprr;
+    struct plx_list rpend;      /* offset addressing: operations waiting for their region's base */
+    uint64_t st_queries;        /* PLEXUS_STATS: regions asked of it */
     fi_addr_t addr;
     char *abuf;                 /* its raw address, until inserted */
     size_t alen;
@@ -209,7 +245,11 @@ static struct {
     int busy_fd;                /* always readable: a wait keeps polling */
     uint64_t mr_mode;
     int rma, atomic, tagged;
-    int rma_native;             /* PLX_TP_RMA: virtual addresses and our keys (not the provider's) */
+    int rma_native;             /* PLX_TP_RMA: our keys (not the provider's) */
+    int rma_offset;             /* ... addressed by offset into the region: bases asked of the target */
+    struct plx_ofi_lreg *lreg;  /* offset addressing: regions registered here */
+    int nlreg, caplreg;
+    int nrpend;                 /* operations waiting for a base, all peers */
     size_t inject_max;          /* bytes fi_inject takes (prefix included) */
     size_t pkt_max;             /* prefix + header + payload of one message */
     size_t eager_max, credit;
@@ -553,7 +593,10 @@ static void plx_ofi_init_early(void)
     plx_ofi.inject_max = fi->tx_attr->inject_size;
     size_t hdr = sizeof(struct plx_ofi_pfx) + sizeof(struct plx_hdr);
     plx_ofi.eager_max = plx_config.ofi_eager_max;
-    plx_ofi.pkt_max = hdr + PLX_MAX(plx_ofi.eager_max, sizeof(struct plx_ofi_desc) + 64);
+    /* room for the RMA layer's pieces too (16 KiB of data, up to 8 KiB of
+     * runs and its header: src/rma/ops.c), which it does not cut to a
+     * channel's max_packet (they failed with PLX_ERR_ARG before session 7) */
+    plx_ofi.pkt_max = hdr + PLX_MAX(PLX_MAX(plx_ofi.eager_max, (size_t)PLX_OFI_PKT_MIN), sizeof(struct plx_ofi_desc) + 64);
     if (fi->ep_attr->max_msg_size && plx_ofi.pkt_max > fi->ep_attr->max_msg_size) {
         plx_ofi.pkt_max = fi->ep_attr->max_msg_size;
         plx_ofi.eager_max = plx_ofi.pkt_max - hdr;
@@ -884,17 +927,36 @@ static plx_status_t plx_ofi_send_zcopy(struct plx_tp_iface *ifc, int lpid, const
     return st;
 }
 
-/* A transport-private control packet, queued when there is no room. */
+static plx_status_t plx_ofi_ctl_post(const struct plx_ofi_ctl *c)
+{
+    struct iovec v = { (void *)c->pl, (size_t)c->npl * sizeof c->pl[0] };
+    return plx_ofi_post(c->lpid, &c->h, &v, c->npl ? 1 : 0, c->h.type == PLX_PKT_PING);
+}
+
+/* A transport-private control packet with npl payload words, queued when
+ * there is no room. */
+static void plx_ofi_ctl_pl(int lpid, uint8_t type, uint64_t cookie, const uint64_t *pl, int npl)
+{
+    struct plx_ofi_ctl c = { .lpid = lpid, .npl = npl,
+                             .h = { .type = type, .flags = PLX_PKT_F_TRANSPORT, .sreq = cookie } };
+    c.h.len = (uint32_t)(npl * (int)sizeof c.pl[0]);
+    if (npl)
+        memcpy(c.pl, pl, (size_t)npl * sizeof c.pl[0]);
+    if (plx_list_empty(&plx_ofi.ctlq) && plx_ofi_ctl_post(&c) == PLX_OK)
+        return;
+    struct plx_ofi_ctl *q = plx_malloc(sizeof *q);
+    *q = c;
+    plx_list_push_back(&plx_ofi.ctlq, &q->link);
+}
+
 static void plx_ofi_ctl(int lpid, uint8_t type, uint64_t cookie)
 {
-    struct plx_hdr h = { .type = type, .flags = PLX_PKT_F_TRANSPORT, .sreq = cookie };
-    if (plx_list_empty(&plx_ofi.ctlq) && plx_ofi_post(lpid, &h, NULL, 0, type == PLX_PKT_PING) == PLX_OK)
-        return;
-    struct plx_ofi_ctl *c = plx_malloc(sizeof *c);
-    c->lpid = lpid;
-    c->h = h;
-    plx_list_push_back(&plx_ofi.ctlq, &c->link);
+    plx_ofi_ctl_pl(lpid, type, cookie, NULL, 0);
 }
+
+static void plx_ofi_region_query(int lpid, uint64_t key);
+static int plx_ofi_rpend_poll(void);
+static void plx_ofi_region_answer(int lpid, uint64_t key, const uint64_t *pl);
 
 /* --- receiving --------------------------------------------------------------------------- */
 
@@ -984,6 +1046,12 @@ static void plx_ofi_deliver(int lpid, const struct plx_hdr *h, const void *paylo
         plx_tp_comp_done(c, PLX_OK);
     } else if (h->type == PLX_PKT_PING) {
         p->bye_in = 1;
+    } else if (h->type == PLX_PKT_RMA) {
+        plx_ofi_region_query(lpid, h->sreq);
+    } else if (h->type == PLX_PKT_RMA_ANS && h->len == 4 * sizeof(uint64_t)) {
+        uint64_t pl[4];
+        memcpy(pl, payload, sizeof pl);
+        plx_ofi_region_answer(lpid, h->sreq, pl);
     }
 }
 
@@ -1119,6 +1187,8 @@ static int plx_ofi_poll(void)
         plx_ofi_rma_done(op, PLX_OK);
         work++;
     }
+    if (plx_unlikely(plx_ofi.nrpend))
+        work += plx_ofi_rpend_poll();
     while (plx_unlikely(!plx_list_empty(&plx_ofi.reads))) {
         struct plx_ofi_op *op = plx_list_entry(plx_ofi.reads.next, struct plx_ofi_op, link);
         plx_list_remove(&op->link);
@@ -1130,7 +1200,7 @@ static int plx_ofi_poll(void)
     }
     while (plx_unlikely(!plx_list_empty(&plx_ofi.ctlq))) {
         struct plx_ofi_ctl *c = plx_list_entry(plx_ofi.ctlq.next, struct plx_ofi_ctl, link);
-        if (plx_ofi_post(c->lpid, &c->h, NULL, 0, c->h.type == PLX_PKT_PING) == PLX_BUSY)
+        if (plx_ofi_ctl_post(c) == PLX_BUSY)
             break;
         plx_list_remove(&c->link);
         free(c);
@@ -1141,7 +1211,8 @@ static int plx_ofi_poll(void)
 
 static int plx_ofi_sleep_prepare(void)
 {
-    if (!plx_list_empty(&plx_ofi.selfq) || !plx_list_empty(&plx_ofi.reads) || !plx_list_empty(&plx_ofi.ctlq))
+    if (!plx_list_empty(&plx_ofi.selfq) || !plx_list_empty(&plx_ofi.reads) || !plx_list_empty(&plx_ofi.ctlq) ||
+        plx_ofi.nrpend)
         return plx_ofi.busy_fd >= 0 ? plx_ofi.busy_fd : -1;
     if (plx_ofi.cq_fd >= 0) {
         struct fid *f = &plx_ofi.cq->fid;
@@ -1194,14 +1265,65 @@ static plx_status_t plx_ofi_mem_register(struct plx_tp_iface *ifc, void *addr, s
     mr->len = len;
     mr->key = fi_mr_key(fmr);
     mr->priv = fmr;
+    if (plx_ofi.rma_offset) {
+        /* kept for the origins' queries (a linear table: windows are few) */
+        if (plx_ofi.nlreg == plx_ofi.caplreg) {
+            plx_ofi.caplreg = plx_ofi.caplreg ? 2 * plx_ofi.caplreg : 16;
+            plx_ofi.lreg = plx_realloc(plx_ofi.lreg, (size_t)plx_ofi.caplreg * sizeof *plx_ofi.lreg);
+        }
+        plx_ofi.lreg[plx_ofi.nlreg++] = (struct plx_ofi_lreg){ .key = mr->key, .pkey = fi_mr_key(fmr),
+                                                                .base = (uint64_t)(uintptr_t)addr, .len = len };
+    }
     return PLX_OK;
 }
 
 static void plx_ofi_mem_deregister(struct plx_tp_iface *ifc, struct plx_tp_mr *mr)
 {
+    for (int i = 0; i < plx_ofi.nlreg; i++) {
+        if (plx_ofi.lreg[i].key == mr->key && plx_ofi.lreg[i].base == (uint64_t)(uintptr_t)mr->addr) {
+            plx_ofi.lreg[i] = plx_ofi.lreg[--plx_ofi.nlreg];
+            break;
+        }
+    }
     if (mr->priv)
         fi_close(&((struct fid_mr *)mr->priv)->fid);
     mr->priv = NULL;
+}
+
+/* Target: an origin asks for the region of `key`. */
+static void plx_ofi_region_query(int lpid, uint64_t key)
+{
+    uint64_t pl[4] = { 0, 0, 0, 0 };
+    for (int i = 0; i < plx_ofi.nlreg; i++) {
+        if (plx_ofi.lreg[i].key == key) {
+            pl[0] = 1;
+            pl[1] = plx_ofi.lreg[i].pkey;
+            pl[2] = plx_ofi.lreg[i].base;
+            pl[3] = plx_ofi.lreg[i].len;
+            break;
+        }
+    }
+    plx_ofi_ctl_pl(lpid, PLX_PKT_RMA_ANS, key, pl, 4);
+}
+
+static struct plx_ofi_rreg *plx_ofi_rreg_find(struct plx_ofi_peer *p, uint64_t key)
+{
+    for (int i = 0; i < p->nrr; i++)
+        if (p->rr[i].key == key)
+            return &p->rr[i];
+    return NULL;
+}
+
+/* Origin: the answer (found, provider key, base, length) to a query. */
+static void plx_ofi_region_answer(int lpid, uint64_t key, const uint64_t *pl)
+{
+    struct plx_ofi_rreg *r = plx_ofi_rreg_find(&plx_ofi.peers[lpid], key);
+    if (!r || r->state != 0)
+        return;
+    r->state = pl[0] ? 1 : -1;
+    r->pkey = pl[1];
+    r->base = pl[2];
+    r->len = pl[3];
 }
 
 /* A context for an operation on lpid's memory, with the local buffer
@@ -1249,8 +1371,8 @@ static plx_status_t plx_ofi_rma_posted(struct plx_ofi_op *op, ssize_t rc, const 
     return PLX_ERR_IO;
 }
 
-static plx_status_t plx_ofi_put(struct plx_tp_iface *ifc, int lpid, const void *local, size_t len, uint64_t raddr,
-                                uint64_t rkey, struct plx_tp_comp *comp)
+static plx_status_t plx_ofi_put_at(int lpid, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                                   struct plx_tp_comp *comp)
 {
     fi_addr_t dest;
     plx_status_t st;
@@ -1267,8 +1389,8 @@ static plx_status_t plx_ofi_put(struct plx_tp_iface *ifc, int lpid, const void *
                               len);
 }
 
-static plx_status_t plx_ofi_get(struct plx_tp_iface *ifc, int lpid, void *local, size_t len, uint64_t raddr,
-                                uint64_t rkey, struct plx_tp_comp *comp)
+static plx_status_t plx_ofi_get_at(int lpid, void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                                   struct plx_tp_comp *comp)
 {
     fi_addr_t dest;
     plx_status_t st;
@@ -1279,11 +1401,9 @@ static plx_status_t plx_ofi_get(struct plx_tp_iface *ifc, int lpid, void *local,
     return plx_ofi_rma_posted(op, rc, "fi_read", len);
 }
 
-static plx_status_t plx_ofi_atomic(struct plx_tp_iface *ifc, int lpid, int aop, uint64_t operand, uint64_t compare,
-                                   uint64_t *result, uint64_t raddr, uint64_t rkey, struct plx_tp_comp *comp)
+static plx_status_t plx_ofi_atomic_at(int lpid, int aop, uint64_t operand, uint64_t compare, uint64_t *result,
+                                      uint64_t raddr, uint64_t rkey, struct plx_tp_comp *comp)
 {
-    if (!plx_ofi.atomic)
-        return PLX_ERR_UNSUPPORTED;
     fi_addr_t dest;
     plx_status_t st;
     struct plx_ofi_op *op = plx_ofi_rma_op(lpid, NULL, 0, comp, &dest, &st);
@@ -1318,6 +1438,139 @@ static plx_status_t plx_ofi_atomic(struct plx_tp_iface *ifc, int lpid, int aop, 
         return PLX_ERR_ARG;
     }
     return plx_ofi_rma_posted(op, rc, "fi_fetch_atomic/fi_compare_atomic", 8);
+}
+
+/* Where q goes: 1 (*addr, *key: what the provider wants), 0 not known yet
+ * (asked), -1 outside every region of the target. */
+static int plx_ofi_resolve(int lpid, const struct plx_ofi_rpend *q, uint64_t *addr, uint64_t *key)
+{
+    if (!plx_ofi.rma_offset) {
+        *addr = q->raddr;
+        *key = q->rkey;
+        return 1;
+    }
+    struct plx_ofi_peer *p = &plx_ofi.peers[lpid];
+    struct plx_ofi_rreg *r = plx_ofi_rreg_find(p, q->rkey);
+    if (!r) {
+        if (p->nrr == p->caprr) {
+            p->caprr = p->caprr ? 2 * p->caprr : 8;
+            p->rr = plx_realloc(p->rr, (size_t)p->caprr * sizeof *p->rr);
+        }
+        p->rr[p->nrr++] = (struct plx_ofi_rreg){ .key = q->rkey };
+        p->st_queries++;
+        plx_ofi_ctl(lpid, PLX_PKT_RMA, q->rkey);
+        return 0;
+    }
+    if (r->state == 0)
+        return 0;
+    size_t len = q->kind == PLX_OFI_R_ATOMIC ? 8 : q->len;
+    if (r->state < 0 || q->raddr < r->base || len > r->len || q->raddr - r->base > r->len - len)
+        return -1;
+    *addr = q->raddr - r->base;
+    *key = r->pkey;
+    return 1;
+}
+
+static plx_status_t plx_ofi_rma_go(int lpid, const struct plx_ofi_rpend *q, uint64_t addr, uint64_t key)
+{
+    switch (q->kind) {
+    case PLX_OFI_R_PUT:
+        return plx_ofi_put_at(lpid, q->local, q->len, addr, key, q->comp);
+    case PLX_OFI_R_GET:
+        return plx_ofi_get_at(lpid, q->local, q->len, addr, key, q->comp);
+    default:
+        return plx_ofi_atomic_at(lpid, q->aop, q->operand, q->compare, q->result, addr, key, q->comp);
+    }
+}
+
+/* An operation that will not reach the provider: completes with st, and
+ * the peer's flushes once nothing is left before them. */
+static void plx_ofi_rma_fail(int lpid, struct plx_tp_comp *c, plx_status_t st)
+{
+    struct plx_ofi_op *op = plx_ofi_op_get(PLX_OFI_OP_RMA);
+    op->lpid = lpid;
+    op->comp = c;
+    plx_ofi_rma_done(op, st);
+}
+
+/* Issues q now, or queues it behind the operations to lpid that wait for a
+ * region's base (counted in rma_out, so flush waits for them too). */
+static plx_status_t plx_ofi_rma_submit(int lpid, const struct plx_ofi_rpend *q)
+{
+    struct plx_ofi_peer *p = &plx_ofi.peers[lpid];
+    uint64_t addr = 0, key = 0;
+    if (plx_list_empty(&p->rpend) && plx_ofi_resolve(lpid, q, &addr, &key) > 0) {
+        plx_status_t st = plx_ofi_rma_go(lpid, q, addr, key);
+        if (st != PLX_BUSY)
+            return st;
+        /* no room in the provider now: it waits, and leaves from the poll
+         * (the router promises its callers no BUSY) */
+    }
+    struct plx_ofi_rpend *e = plx_malloc(sizeof *e);
+    *e = *q;
+    plx_list_push_back(&p->rpend, &e->link);
+    p->rma_out++;
+    plx_ofi.nrpend++;
+    return PLX_OK;
+}
+
+/* From the poll: issues what waited for a base, in order; the work done. */
+static int plx_ofi_rpend_poll(void)
+{
+    int work = 0;
+    for (int l = 0; l < plx_procs.n && plx_ofi.nrpend; l++) {
+        struct plx_ofi_peer *p = &plx_ofi.peers[l];
+        while (!plx_list_empty(&p->rpend)) {
+            struct plx_ofi_rpend *e = plx_list_entry(p->rpend.next, struct plx_ofi_rpend, link);
+            uint64_t addr = 0, key = 0;
+            int r = plx_ofi_resolve(l, e, &addr, &key);
+            if (r == 0)
+                break;
+            plx_status_t st = PLX_ERR_RANGE;
+            p->rma_out--;       /* counted again by the post */
+            if (r > 0 && (st = plx_ofi_rma_go(l, e, addr, key)) == PLX_BUSY) {
+                p->rma_out++;
+                break;
+            }
+            plx_list_remove(&e->link);
+            plx_ofi.nrpend--;
+            if (st != PLX_OK) {
+                p->rma_out++;
+                plx_ofi_rma_fail(l, e->comp, st);
+            }
+            free(e);
+            work++;
+        }
+    }
+    return work;
+}
+
+static plx_status_t plx_ofi_put(struct plx_tp_iface *ifc, int lpid, const void *local, size_t len, uint64_t raddr,
+                                uint64_t rkey, struct plx_tp_comp *comp)
+{
+    struct plx_ofi_rpend q = { .kind = PLX_OFI_R_PUT, .local = (void *)local, .len = len, .raddr = raddr,
+                               .rkey = rkey, .comp = comp };
+    return plx_ofi_rma_submit(lpid, &q);
+}
+
+static plx_status_t plx_ofi_get(struct plx_tp_iface *ifc, int lpid, void *local, size_t len, uint64_t raddr,
+                                uint64_t rkey, struct plx_tp_comp *comp)
+{
+    struct plx_ofi_rpend q = { .kind = PLX_OFI_R_GET, .local = local, .len = len, .raddr = raddr, .rkey = rkey,
+                               .comp = comp };
+    return plx_ofi_rma_submit(lpid, &q);
+}
+
+static plx_status_t plx_ofi_atomic(struct plx_tp_iface *ifc, int lpid, int aop, uint64_t operand, uint64_t compare,
+                                   uint64_t *result, uint64_t raddr, uint64_t rkey, struct plx_tp_comp *comp)
+{
+    if (!plx_ofi.atomic)
+        return PLX_ERR_UNSUPPORTED;
+    if (aop != PLX_TP_AT_FADD && aop != PLX_TP_AT_SWAP && aop != PLX_TP_AT_CSWAP)
+        return PLX_ERR_ARG;
+    struct plx_ofi_rpend q = { .kind = PLX_OFI_R_ATOMIC, .aop = aop, .operand = operand, .compare = compare,
+                               .result = result, .raddr = raddr, .rkey = rkey, .comp = comp };
+    return plx_ofi_rma_submit(lpid, &q);
 }
 
 static plx_status_t plx_ofi_flush(struct plx_tp_iface *ifc, int lpid, struct plx_tp_comp *comp)
@@ -1366,15 +1619,20 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
     plx_ofi.peers = plx_calloc((size_t)plx_procs.n, sizeof *plx_ofi.peers);
     /* itself: messages through the self queue; remote memory through the
      * endpoint's own address (read from its card like any other) */
-    for (int l = 0; l < plx_procs.n; l++)
+    for (int l = 0; l < plx_procs.n; l++) {
         plx_list_init(&plx_ofi.peers[l].flushes);
+        plx_list_init(&plx_ofi.peers[l].rpend);
+    }
     /* Native remote memory needs our keys (the router's key must name the
-     * region on every channel) and virtual addresses (what the router
-     * passes). tcp;ofi_rxm and sockets answer offset addressing when asked
-     * for our keys (registering at offset = address was tried: the target's
-     * tcp provider refuses the access and resets the connection), so here
-     * only shm has it; the others carry RMA as the router's active messages. */
-    plx_ofi.rma_native = plx_ofi.rma && (plx_ofi.mr_mode & FI_MR_VIRT_ADDR) && !(plx_ofi.mr_mode & FI_MR_PROV_KEY);
+     * region on every channel). With FI_MR_VIRT_ADDR (shm here) the router's
+     * virtual address goes to the provider as it is; without it (tcp;ofi_rxm
+     * and sockets answer offset addressing when asked for our keys;
+     * registering at offset = address was tried in session 6: the target's
+     * tcp provider refused the access and reset the connection) the origin
+     * learns each region's base from its owner once (see struct
+     * plx_ofi_rreg) and passes offsets. */
+    plx_ofi.rma_native = plx_ofi.rma && !(plx_ofi.mr_mode & FI_MR_PROV_KEY) && !(plx_ofi.mr_mode & FI_MR_RAW);
+    plx_ofi.rma_offset = plx_ofi.rma_native && !(plx_ofi.mr_mode & FI_MR_VIRT_ADDR);
     if (plx_ofi.atomic) {
         size_t cnt = 0;
         plx_ofi.atomic = fi_fetch_atomicvalid(plx_ofi.ep, FI_UINT64, FI_SUM, &cnt) == 0 && cnt >= 1 &&
@@ -1462,9 +1720,11 @@ static void plx_ofi_finalize(void)
         /* native remote memory is no channel of the router's: its own lines */
         for (int l = 0; plx_config.stats && l < plx_procs.n; l++)
             if (plx_ofi.peers[l].st_rma_ops)
-                plx_warn("stats: rank %d peer %d channel ofi: native remote memory %llu operations %llu bytes",
-                         plx_procs.my_lpid, l, (unsigned long long)plx_ofi.peers[l].st_rma_ops,
-                         (unsigned long long)plx_ofi.peers[l].st_rma_bytes);
+                plx_warn("stats: rank %d peer %d channel ofi: native remote memory %llu operations %llu bytes "
+                         "(%llu regions asked for their base)", plx_procs.my_lpid, l,
+                         (unsigned long long)plx_ofi.peers[l].st_rma_ops,
+                         (unsigned long long)plx_ofi.peers[l].st_rma_bytes,
+                         (unsigned long long)plx_ofi.peers[l].st_queries);
         plx_ofi_goodbye();
         plx_debug(1, "ofi: %llu rendezvous reads, %llu bytes", (unsigned long long)plx_ofi.nreads,
                   (unsigned long long)plx_ofi.nread_bytes);
@@ -1474,10 +1734,19 @@ static void plx_ofi_finalize(void)
         fi_freeinfo(plx_ofi.info);
     plx_ofi.info = NULL;
     if (plx_ofi.peers) {
-        for (int l = 0; l < plx_procs.n; l++)
-            free(plx_ofi.peers[l].abuf);
+        for (int l = 0; l < plx_procs.n; l++) {
+            struct plx_ofi_peer *p = &plx_ofi.peers[l];
+            free(p->abuf);
+            free(p->rr);
+            while (p->rpend.next && !plx_list_empty(&p->rpend)) {
+                struct plx_ofi_rpend *e = plx_list_entry(p->rpend.next, struct plx_ofi_rpend, link);
+                plx_list_remove(&e->link);
+                free(e);
+            }
+        }
         free(plx_ofi.peers);
     }
+    free(plx_ofi.lreg);
     plx_ofi.peers = NULL;
     while (!plx_list_empty(&plx_ofi.op_free)) {
         struct plx_ofi_op *op = plx_list_entry(plx_ofi.op_free.next, struct plx_ofi_op, link);
