@@ -2919,6 +2919,14 @@ int PMPI_Status_set_tag(MPI_Status *status, int tag);
 int PMPI_Status_set_error(MPI_Status *status, int error);
 int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type);
 
+/* MPI 4.0: MPI_Intercomm_create_from_groups (issue 17, session 7) */
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                     int remote_leader, const char *stringtag, MPI_Info info,
+                                     MPI_Errhandler errhandler, MPI_Comm *newintercomm);
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                      int remote_leader, const char *stringtag, MPI_Info info,
+                                      MPI_Errhandler errhandler, MPI_Comm *newintercomm);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif
