@@ -2959,6 +2959,30 @@ int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size);
 int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
 
+/* MPI 4.1: multiple-request status queries, removing user error classes/codes/strings, hardware
+ * resource info, resource-guided splits (issue 17, session 7). */
+#define MPI_COMM_TYPE_RESOURCE_GUIDED 4
+int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag,
+                               MPI_Status *status);
+int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                               MPI_Status array_of_statuses[]);
+int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+                                int array_of_indices[], MPI_Status array_of_statuses[]);
+int MPI_Remove_error_class(int errorclass);
+int MPI_Remove_error_code(int errorcode);
+int MPI_Remove_error_string(int errorcode);
+int MPI_Get_hw_resource_info(MPI_Info *hw_info);
+int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag,
+                                MPI_Status *status);
+int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                                MPI_Status array_of_statuses[]);
+int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+                                 int array_of_indices[], MPI_Status array_of_statuses[]);
+int PMPI_Remove_error_class(int errorclass);
+int PMPI_Remove_error_code(int errorcode);
+int PMPI_Remove_error_string(int errorcode);
+int PMPI_Get_hw_resource_info(MPI_Info *hw_info);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif
