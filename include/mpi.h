@@ -2983,6 +2983,15 @@ int PMPI_Remove_error_code(int errorcode);
 int PMPI_Remove_error_string(int errorcode);
 int PMPI_Get_hw_resource_info(MPI_Info *hw_info);
 
+/* Error classes: MPI 4.0's PROC_ABORTED and VALUE_TOO_LARGE (MPICH 4.0's values), MPI 4.1's
+ * ERRHANDLER (the next free class; MPICH's value not checked); MPI_Status_set_elements_c
+ * (MPI 4.0, was missing) (issue 17, session 7). */
+#define MPI_ERR_PROC_ABORTED          76
+#define MPI_ERR_VALUE_TOO_LARGE       77
+#define MPI_ERR_ERRHANDLER            79
+int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -731,3 +731,18 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
     plx_api_unlock();
     return rc;
 }
+
+/* MPI 4.0's large-count form (MPICH 4.0.3+ has it; the 4.0.2 header did not) */
+#pragma weak MPI_Status_set_elements_c = PMPI_Status_set_elements_c
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype dtype, MPI_Count count)
+{
+    static const char fn[] = "MPI_Status_set_elements_c";
+    struct plx_datatype *dt = NULL;
+    int rc = plx_api_status_dt(status, dtype, &dt, fn);
+    if (rc)
+        return rc;
+    if (count < 0)
+        return plx_api_err(NULL, fn, MPI_ERR_COUNT, "argument 'count' is negative (%lld)", (long long)count);
+    plx_status_set_bytes(status, plx_dt_elements_bytes(dt, count));
+    return MPI_SUCCESS;
+}

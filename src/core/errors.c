@@ -84,6 +84,9 @@ static const char *plx_err_class_text(int c)
     case MPI_ERR_RMA_SHARED: return "RMA shared memory failed";
     case MPI_ERR_RMA_FLAVOR: return "wrong window flavor";
     case MPI_ERR_SESSION: return "invalid session";
+    case MPI_ERR_PROC_ABORTED: return "a peer process aborted";
+    case MPI_ERR_VALUE_TOO_LARGE: return "value too large for the output argument";
+    case MPI_ERR_ERRHANDLER: return "invalid error handler";
     /* the tools interface's classes (MPI_T calls return them) */
     case MPI_T_ERR_MEMORY: return "MPI_T: out of memory";
     case MPI_T_ERR_NOT_INITIALIZED: return "MPI_T: the tools interface is not initialized";

@@ -143,5 +143,26 @@ int main(int argc, char **argv)
         MPI_Comm_free(&rg);
     }
     MPI_Info_free(&hw);
+
+    /* 4. names of null handles, the MPI 4.0/4.1 error classes, MPI_Status_set_elements_c */
+    char nm[MPI_MAX_OBJECT_NAME];
+    int nl = -1;
+    PLX_CHECK_MPI(MPI_Comm_get_name(MPI_COMM_NULL, nm, &nl));
+    PLX_CHECK(!strcmp(nm, "MPI_COMM_NULL") && nl == 13, "name of MPI_COMM_NULL: %s", nm);
+    PLX_CHECK_MPI(MPI_Type_get_name(MPI_DATATYPE_NULL, nm, &nl));
+    PLX_CHECK(!strcmp(nm, "MPI_DATATYPE_NULL") && nl == 17, "name of MPI_DATATYPE_NULL: %s", nm);
+    static const int classes[] = { MPI_ERR_PROC_ABORTED, MPI_ERR_VALUE_TOO_LARGE, MPI_ERR_ERRHANDLER };
+    for (int i = 0; i < 3; i++) {
+        int c = -1;
+        PLX_CHECK_MPI(MPI_Error_class(classes[i], &c));
+        MPI_Error_string(classes[i], s, &len);
+        PLX_CHECK(c == classes[i] && len > 0, "error class %d known, string '%s'", classes[i], s);
+    }
+    MPI_Status es;
+    MPI_Count ec = -1;
+    PLX_CHECK_MPI(MPI_Status_set_elements_c(&es, MPI_INT, (MPI_Count)3 << 32));
+    PLX_CHECK_MPI(MPI_Get_elements_c(&es, MPI_INT, &ec));
+    PLX_CHECK_EQ(ec, (MPI_Count)3 << 32, "MPI_Status_set_elements_c above an int");
+    PLX_CHECK_ERR(MPI_Status_set_elements_c(&es, MPI_INT, -1), MPI_ERR_COUNT);
     return plx_test_finish();
 }
