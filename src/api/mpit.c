@@ -8,8 +8,10 @@
  * strings as MPI_CHAR. A row's `live` field gives the scope: settings read
  * once at MPI_Init are MPI_T_SCOPE_READONLY (set them in the environment);
  * the few read where they are used can be written after MPI_Init (LOCAL, or
- * ALL_EQ when every process must agree). A write before MPI_Init is refused
- * (MPI_T_ERR_CVAR_SET_NOT_NOW): MPI_Init reads the environment again.
+ * ALL_EQ when every process must agree). They can also be written before
+ * MPI_Init: the value is then put in the process's environment too, which
+ * MPI_Init reads again (session 7); after MPI_Finalize a write is refused
+ * (MPI_T_ERR_CVAR_SET_NOT_NOW).
  *
  * Performance variables, after MPI_Init (their number grows then):
  *   plexus_unexpected_msgs       LEVEL, bound to a communicator: messages in
@@ -357,7 +359,7 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
     const struct plx_setting *s = &plx_settings[handle->idx];
     if (s->live == PLX_LIVE_NO)
         return MPI_T_ERR_CVAR_SET_NEVER;
-    if (!plx_rt.initialized || plx_rt.finalized)
+    if (plx_rt.finalized)
         return MPI_T_ERR_CVAR_SET_NOT_NOW;
     void *field = (char *)&plx_config + s->offset;
     int rc = MPI_SUCCESS;
@@ -378,6 +380,15 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
     case PLX_SET_STRING:
         rc = MPI_T_ERR_CVAR_SET_NEVER;  /* no live string setting exists */
         break;
+    }
+    /* Before MPI_Init, which loads the table from the environment again: the
+     * value also goes into this process's environment, so MPI_Init reads it
+     * back (and processes it spawns inherit it, as with a variable set by hand). */
+    if (rc == MPI_SUCCESS && !plx_rt.initialized) {
+        char v[64];
+        plx_config_format(s, v, sizeof v);
+        if (setenv(s->name, v, 1) != 0)
+            rc = MPI_T_ERR_MEMORY;
     }
     plx_api_unlock();
     return rc;

@@ -73,11 +73,14 @@ static void cvars_before_init(void)
     PLX_CHECK_STR(s, "auto", "PLEXUS_SHM_ALIGN default");
     free(s);
     MPI_T_cvar_handle_free(&h);
-    /* a live one cannot be written before MPI_Init (which reads the environment again) */
+    /* a live one can be written before MPI_Init (session 7): read back now, and
+     * after MPI_Init (cvars_after_init), which loads the table again */
     i = find_cvar("PLEXUS_SPIN_COUNT");
     PLX_CHECK_MPI(MPI_T_cvar_handle_alloc(i, NULL, &h, &count));
-    int spin = 77;
-    PLX_CHECK_ERR(MPI_T_cvar_write(h, &spin), MPI_T_ERR_CVAR_SET_NOT_NOW);
+    int spin = 77, spin_back = -1;
+    PLX_CHECK_MPI(MPI_T_cvar_write(h, &spin));
+    PLX_CHECK_MPI(MPI_T_cvar_read(h, &spin_back));
+    PLX_CHECK_EQ(spin_back, 77, "PLEXUS_SPIN_COUNT written before MPI_Init");
     MPI_T_cvar_handle_free(&h);
     PLX_CHECK_ERR(MPI_T_cvar_get_info(n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
                   MPI_T_ERR_INVALID_INDEX);
@@ -93,6 +96,7 @@ static void cvars_after_init(void)
     PLX_CHECK_MPI(MPI_T_cvar_handle_alloc(i, NULL, &h, &count));
     int old = -1, v = 123, back = -1;
     PLX_CHECK_MPI(MPI_T_cvar_read(h, &old));
+    PLX_CHECK_EQ(old, 77, "the value written before MPI_Init survives it");
     PLX_CHECK_MPI(MPI_T_cvar_write(h, &v));
     PLX_CHECK_MPI(MPI_T_cvar_read(h, &back));
     PLX_CHECK_EQ(back, 123, "PLEXUS_SPIN_COUNT written and read back");
