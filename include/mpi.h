@@ -3034,6 +3034,24 @@ int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *de
                            MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks,
                            MPI_Info *info);
 int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
+typedef void(MPI_T_event_dropped_cb_function)(MPI_Count count, MPI_T_event_registration event_registration,
+                                              int source_index, MPI_T_cb_safety cb_safety, void *user_data);
+int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used);
+int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info);
+int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                  MPI_Info *info_used);
+int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                  MPI_Info info);
+int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                    MPI_T_event_dropped_cb_function dropped_cb_function);
+int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used);
+int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info);
+int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                   MPI_Info *info_used);
+int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                   MPI_Info info);
+int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                     MPI_T_event_dropped_cb_function dropped_cb_function);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -844,8 +844,10 @@ int PMPI_T_category_changed(int *update_number)
  * with MPI_T_CB_REQUIRE_MPI_RESTRICTED or a stricter level (the least strict
  * such one per registration, with that level); a registration with only an
  * MPI_T_CB_REQUIRE_NONE callback gets nothing, and the event is counted as
- * dropped for it (no dropped handler is called: MPI_T_event_set_dropped_handler
- * is not provided). The instance accessors take no lock. */
+ * dropped for it; its dropped handler (MPI_T_event_set_dropped_handler) is
+ * told the count when the registration is freed, outside MPI. Hints (the
+ * _get_info/_set_info calls): none are known; an empty info comes back. The
+ * instance accessors take no lock. */
 
 struct plx_t_unexp_ev {
     int src, tag, world;
@@ -863,6 +865,7 @@ struct plx_t_event_registration {
     MPI_T_event_cb_function *cb[4];     /* by MPI_T_cb_safety */
     void *user[4];
     MPI_Count dropped;
+    MPI_T_event_dropped_cb_function *dropped_fn;
     struct plx_t_event_registration *next;
 };
 
@@ -1031,7 +1034,12 @@ int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *
     if (!plx_t_regs)
         plx_match_set_unexp_hook(NULL);
     plx_api_unlock();
-    /* no callback of it can run any more: the free callback runs now, outside MPI */
+    /* no callback of it can run any more: the dropped handler (events that had
+     * no callback it could take inside MPI) and the free callback run now,
+     * outside MPI */
+    if (event_registration->dropped && event_registration->dropped_fn)
+        event_registration->dropped_fn(event_registration->dropped, event_registration, 0, MPI_T_CB_REQUIRE_NONE,
+                                       event_registration->user[MPI_T_CB_REQUIRE_NONE]);
     if (free_cb_function)
         free_cb_function(event_registration, MPI_T_CB_REQUIRE_NONE, user_data);
     free(event_registration);
@@ -1119,5 +1127,65 @@ int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
     if (!timestamp)
         return MPI_T_ERR_INVALID;
     *timestamp = plx_t_clock();
+    return MPI_SUCCESS;
+}
+
+/* --- registration hints and the dropped handler (events, continued) ------ */
+
+#pragma weak MPI_T_event_handle_get_info = PMPI_T_event_handle_get_info
+#pragma weak MPI_T_event_handle_set_info = PMPI_T_event_handle_set_info
+#pragma weak MPI_T_event_callback_get_info = PMPI_T_event_callback_get_info
+#pragma weak MPI_T_event_callback_set_info = PMPI_T_event_callback_set_info
+#pragma weak MPI_T_event_set_dropped_handler = PMPI_T_event_set_dropped_handler
+
+int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used)
+{
+    PLX_T_CHECK();
+    if (!event_registration)
+        return MPI_T_ERR_INVALID_HANDLE;
+    if (!info_used)
+        return MPI_T_ERR_INVALID;
+    return PMPI_Info_create(info_used) == MPI_SUCCESS ? MPI_SUCCESS : MPI_T_ERR_MEMORY;
+}
+
+int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info)
+{
+    (void)info;     /* no hint is known: all are ignored */
+    PLX_T_CHECK();
+    return event_registration ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
+}
+
+int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                   MPI_Info *info_used)
+{
+    PLX_T_CHECK();
+    if (!event_registration)
+        return MPI_T_ERR_INVALID_HANDLE;
+    if ((int)cb_safety < MPI_T_CB_REQUIRE_NONE || cb_safety > MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE || !info_used)
+        return MPI_T_ERR_INVALID;
+    return PMPI_Info_create(info_used) == MPI_SUCCESS ? MPI_SUCCESS : MPI_T_ERR_MEMORY;
+}
+
+int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                   MPI_Info info)
+{
+    (void)info;
+    PLX_T_CHECK();
+    if (!event_registration)
+        return MPI_T_ERR_INVALID_HANDLE;
+    if ((int)cb_safety < MPI_T_CB_REQUIRE_NONE || cb_safety > MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE)
+        return MPI_T_ERR_INVALID;
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                     MPI_T_event_dropped_cb_function dropped_cb_function)
+{
+    PLX_T_CHECK();
+    if (!event_registration)
+        return MPI_T_ERR_INVALID_HANDLE;
+    plx_api_lock();
+    event_registration->dropped_fn = dropped_cb_function;
+    plx_api_unlock();
     return MPI_SUCCESS;
 }

@@ -55,6 +55,13 @@ static void on_event_none(MPI_T_event_instance ev, MPI_T_event_registration reg,
     never_called++;
 }
 
+static MPI_Count dropped_seen;
+static void on_dropped(MPI_Count count, MPI_T_event_registration reg, int source, MPI_T_cb_safety safety, void *user)
+{
+    (void)reg, (void)source, (void)safety, (void)user;
+    dropped_seen += count;
+}
+
 static int freed;
 static void on_free(MPI_T_event_registration reg, MPI_T_cb_safety safety, void *user)
 {
@@ -113,6 +120,18 @@ int main(int argc, char **argv)
                                                     on_event_none));
         PLX_CHECK_EQ(MPI_T_event_register_callback(reg, (MPI_T_cb_safety)9, MPI_INFO_NULL, NULL, on_event),
                      MPI_T_ERR_INVALID, "bad safety level");
+        PLX_CHECK_MPI(MPI_T_event_set_dropped_handler(reg2, on_dropped));
+        MPI_Info hi;
+        int nk = -1;
+        PLX_CHECK_MPI(MPI_T_event_handle_set_info(reg, MPI_INFO_NULL));
+        PLX_CHECK_MPI(MPI_T_event_handle_get_info(reg, &hi));
+        MPI_Info_get_nkeys(hi, &nk);
+        PLX_CHECK_EQ(nk, 0, "no hints are known");
+        MPI_Info_free(&hi);
+        PLX_CHECK_MPI(MPI_T_event_callback_get_info(reg, MPI_T_CB_REQUIRE_MPI_RESTRICTED, &hi));
+        MPI_Info_free(&hi);
+        PLX_CHECK_EQ(MPI_T_event_callback_set_info(reg, (MPI_T_cb_safety)9, MPI_INFO_NULL), MPI_T_ERR_INVALID,
+                     "callback_set_info: bad level");
     }
     MPI_T_source_get_timestamp(0, &t0);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -150,6 +169,7 @@ int main(int argc, char **argv)
         PLX_CHECK_MPI(MPI_T_event_handle_free(reg, &token, on_free));
         PLX_CHECK_EQ(freed, 7, "free callback ran with its user data");
         PLX_CHECK_MPI(MPI_T_event_handle_free(reg2, NULL, NULL));
+        PLX_CHECK_GE(dropped_seen, 3, "the REQUIRE_NONE registration's dropped handler got the count at free");
     }
     if (rank == last)
         MPI_Waitall(3, rq, MPI_STATUSES_IGNORE);
