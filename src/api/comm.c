@@ -254,9 +254,10 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
         color = MPI_UNDEFINED;
     } else if (split_type == MPI_COMM_TYPE_SHARED) {
         color = plx_node_id_of(c->group->lpids[c->rank]);    /* c->lpids: the remote group's on an intercomm */
-    } else if (split_type == MPI_COMM_TYPE_HW_GUIDED) {
+    } else if (split_type == MPI_COMM_TYPE_HW_GUIDED || split_type == MPI_COMM_TYPE_RESOURCE_GUIDED) {
         /* MPI 4.0: the info's mpi_hw_resource_type names the domain; the one
-         * Plexus knows is a node's shared memory; others give MPI_COMM_NULL */
+         * Plexus knows is a node's shared memory; others give MPI_COMM_NULL.
+         * MPI 4.1's RESOURCE_GUIDED reads the same key here. */
         const char *res = info != MPI_INFO_NULL ? plx_info_lookup(in, "mpi_hw_resource_type") : NULL;
         color = res && !strcmp(res, "mpi_shared_memory") ? plx_node_id_of(c->group->lpids[c->rank]) : MPI_UNDEFINED;
     } else if (split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
@@ -268,8 +269,9 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     } else {
         rc = plx_api_err(c, fn, MPI_ERR_ARG,
                          "argument 'split_type' is %d, must be MPI_COMM_TYPE_SHARED (%d), _HW_GUIDED (%d), "
-                         "_HW_UNGUIDED (%d) or MPI_UNDEFINED", split_type, MPI_COMM_TYPE_SHARED,
-                         MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED);
+                         "_HW_UNGUIDED (%d), _RESOURCE_GUIDED (%d) or MPI_UNDEFINED", split_type,
+                         MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED,
+                         MPI_COMM_TYPE_RESOURCE_GUIDED);
         goto out;
     }
     /* on an intercommunicator: the members of both sides on my node */
@@ -506,6 +508,11 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
     static const char fn[] = "MPI_Comm_get_name";
     struct plx_comm *c;
     int rc;
+    if (comm == MPI_COMM_NULL && comm_name && resultlen) {     /* MPI 4.1: null handles have names */
+        strcpy(comm_name, "MPI_COMM_NULL");
+        *resultlen = (int)strlen(comm_name);
+        return MPI_SUCCESS;
+    }
     plx_api_lock();
     if ((rc = plx_api_comm(comm, &c, fn)))
         goto out;

@@ -3,8 +3,13 @@
  * _tag, _error: for languages that cannot reach the fields) and
  * MPI_Type_get_value_index (the predefined value-index pair type of a value
  * type, as MPI_MAXLOC/MPI_MINLOC use them).
+ *
+ * Also (session 7): MPI_Remove_error_class/_code/_string (core/errors.c
+ * keeps the table) and MPI_Get_hw_resource_info.
  */
 #include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
 #include "api/api.h"
 #include "core/datatype.h"
 
@@ -88,5 +93,89 @@ int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, 
         for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
             if (pairs[i][0] == value_type)
                 *pair_type = pairs[i][1];
+    return MPI_SUCCESS;
+}
+
+/* --- removing user-defined error classes, codes and strings (MPI 4.1) ---- */
+
+#pragma weak MPI_Remove_error_class = PMPI_Remove_error_class
+#pragma weak MPI_Remove_error_code = PMPI_Remove_error_code
+#pragma weak MPI_Remove_error_string = PMPI_Remove_error_string
+
+static int plx_remove_err(int why, int v, const char *fn, const char *arg, const char *what)
+{
+    switch (why) {
+    case 0:
+        return MPI_SUCCESS;
+    case PLX_ERR_RM_NOT_USER:
+        return plx_api_err(NULL, fn, MPI_ERR_ARG, "argument '%s' is %d, not a user-defined %s (or already removed)",
+                           arg, v, what);
+    case PLX_ERR_RM_HAS_STRING:
+        return plx_api_err(NULL, fn, MPI_ERR_ARG,
+                           "argument '%s' (%d) still has an error string (MPI_Remove_error_string first)", arg, v);
+    default:
+        return plx_api_err(NULL, fn, MPI_ERR_ARG,
+                           "argument '%s' (%d) still has error codes (MPI_Remove_error_code them first)", arg, v);
+    }
+}
+
+int PMPI_Remove_error_class(int errorclass)
+{
+    static const char fn[] = "MPI_Remove_error_class";
+    plx_api_check_init(fn);
+    plx_api_lock();
+    int rc = plx_remove_err(plx_err_remove_class(errorclass), errorclass, fn, "errorclass", "error class");
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Remove_error_code(int errorcode)
+{
+    static const char fn[] = "MPI_Remove_error_code";
+    plx_api_check_init(fn);
+    plx_api_lock();
+    int rc = plx_remove_err(plx_err_remove_code(errorcode), errorcode, fn, "errorcode", "error code");
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Remove_error_string(int errorcode)
+{
+    static const char fn[] = "MPI_Remove_error_string";
+    plx_api_check_init(fn);
+    plx_api_lock();
+    int rc = plx_remove_err(plx_err_remove_string(errorcode), errorcode, fn, "errorcode", "error class or code");
+    plx_api_unlock();
+    return rc;
+}
+
+/* --- MPI_Get_hw_resource_info (MPI 4.1) ----------------------------------
+ * A new info object describing this process's hardware: the resource type
+ * MPI_Comm_split_type's guided splits accept (a node's shared memory), the
+ * node's name and how many processors are online. */
+
+#pragma weak MPI_Get_hw_resource_info = PMPI_Get_hw_resource_info
+
+int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
+{
+    static const char fn[] = "MPI_Get_hw_resource_info";
+    plx_api_check_init(fn);
+    if (!hw_info)
+        return plx_api_null_arg(NULL, fn, "hw_info");
+    MPI_Info info;
+    int rc = PMPI_Info_create(&info);
+    if (rc)
+        return rc;
+    char node[256] = "", cpus[32];
+    plx_runtime_node_name(node, sizeof node);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(cpus, sizeof cpus, "%ld", n > 0 ? n : 1);
+    if ((rc = PMPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory")) ||
+        (node[0] && (rc = PMPI_Info_set(info, "plexus_node_name", node))) ||
+        (rc = PMPI_Info_set(info, "plexus_cpus_online", cpus))) {
+        PMPI_Info_free(&info);
+        return rc;
+    }
+    *hw_info = info;
     return MPI_SUCCESS;
 }

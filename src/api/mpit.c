@@ -8,8 +8,10 @@
  * strings as MPI_CHAR. A row's `live` field gives the scope: settings read
  * once at MPI_Init are MPI_T_SCOPE_READONLY (set them in the environment);
  * the few read where they are used can be written after MPI_Init (LOCAL, or
- * ALL_EQ when every process must agree). A write before MPI_Init is refused
- * (MPI_T_ERR_CVAR_SET_NOT_NOW): MPI_Init reads the environment again.
+ * ALL_EQ when every process must agree). They can also be written before
+ * MPI_Init: the value is then put in the process's environment too, which
+ * MPI_Init reads again (session 7); after MPI_Finalize a write is refused
+ * (MPI_T_ERR_CVAR_SET_NOT_NOW).
  *
  * Performance variables, after MPI_Init (their number grows then):
  *   plexus_unexpected_msgs       LEVEL, bound to a communicator: messages in
@@ -28,13 +30,15 @@
  * their name (PLEXUS_SHM_* in plexus_shm, ...), the counters into
  * plexus_channels, the queue lengths into plexus_pt2pt.
  *
- * Events and event sources: Plexus has none (their counts are 0; the other
- * MPI_T_event_* calls are not provided).
+ * Events: one type (plexus_unexpected_msg) and one source (plexus_clock),
+ * see the events section below.
  *
  * MPI_T calls return their error codes and never call an error handler;
  * they work before MPI_Init and after MPI_Finalize where the standard asks.
  */
 #include <mpi.h>
+#include <stddef.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +84,17 @@
 #pragma weak MPI_T_category_get_events = PMPI_T_category_get_events
 #pragma weak MPI_T_event_get_num = PMPI_T_event_get_num
 #pragma weak MPI_T_source_get_num = PMPI_T_source_get_num
+#pragma weak MPI_T_event_get_info = PMPI_T_event_get_info
+#pragma weak MPI_T_event_get_index = PMPI_T_event_get_index
+#pragma weak MPI_T_event_handle_alloc = PMPI_T_event_handle_alloc
+#pragma weak MPI_T_event_handle_free = PMPI_T_event_handle_free
+#pragma weak MPI_T_event_register_callback = PMPI_T_event_register_callback
+#pragma weak MPI_T_event_read = PMPI_T_event_read
+#pragma weak MPI_T_event_copy = PMPI_T_event_copy
+#pragma weak MPI_T_event_get_timestamp = PMPI_T_event_get_timestamp
+#pragma weak MPI_T_event_get_source = PMPI_T_event_get_source
+#pragma weak MPI_T_source_get_info = PMPI_T_source_get_info
+#pragma weak MPI_T_source_get_timestamp = PMPI_T_source_get_timestamp
 
 struct plx_t_cvar_handle {
     int idx;
@@ -344,7 +359,7 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
     const struct plx_setting *s = &plx_settings[handle->idx];
     if (s->live == PLX_LIVE_NO)
         return MPI_T_ERR_CVAR_SET_NEVER;
-    if (!plx_rt.initialized || plx_rt.finalized)
+    if (plx_rt.finalized)
         return MPI_T_ERR_CVAR_SET_NOT_NOW;
     void *field = (char *)&plx_config + s->offset;
     int rc = MPI_SUCCESS;
@@ -365,6 +380,15 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
     case PLX_SET_STRING:
         rc = MPI_T_ERR_CVAR_SET_NEVER;  /* no live string setting exists */
         break;
+    }
+    /* Before MPI_Init, which loads the table from the environment again: the
+     * value also goes into this process's environment, so MPI_Init reads it
+     * back (and processes it spawns inherit it, as with a variable set by hand). */
+    if (rc == MPI_SUCCESS && !plx_rt.initialized) {
+        char v[64];
+        plx_config_format(s, v, sizeof v);
+        if (setenv(s->name, v, 1) != 0)
+            rc = MPI_T_ERR_MEMORY;
     }
     plx_api_unlock();
     return rc;
@@ -807,6 +831,73 @@ int PMPI_T_category_changed(int *update_number)
     return MPI_SUCCESS;
 }
 
+/* --- events (MPI 4.0) ------------------------------------------------------
+ * One event type, plexus_unexpected_msg: a message arrived before a matching
+ * receive was posted and joined an unexpected queue (pt2pt/match.c calls
+ * up, with the library lock held, from the progress engine). Its elements:
+ * source rank in the communicator, tag, sender's world rank (MPI_INT), bytes
+ * (MPI_COUNT), in struct plx_t_unexp_ev's layout. One event source,
+ * plexus_clock: CLOCK_MONOTONIC in nanoseconds, ordered.
+ *
+ * Callbacks run inside MPI, lock held: the caller may use only the MPI_T
+ * event-instance calls there, so a callback is called when it was registered
+ * with MPI_T_CB_REQUIRE_MPI_RESTRICTED or a stricter level (the least strict
+ * such one per registration, with that level); a registration with only an
+ * MPI_T_CB_REQUIRE_NONE callback gets nothing, and the event is counted as
+ * dropped for it; its dropped handler (MPI_T_event_set_dropped_handler) is
+ * told the count when the registration is freed, outside MPI. Hints (the
+ * _get_info/_set_info calls): none are known; an empty info comes back. The
+ * instance accessors take no lock. */
+
+struct plx_t_unexp_ev {
+    int src, tag, world;
+    MPI_Count bytes;
+};
+
+struct plx_t_event_instance {
+    int event, source;
+    MPI_Count ts;
+    struct plx_t_unexp_ev data;
+};
+
+struct plx_t_event_registration {
+    int event;
+    MPI_T_event_cb_function *cb[4];     /* by MPI_T_cb_safety */
+    void *user[4];
+    MPI_Count dropped;
+    MPI_T_event_dropped_cb_function *dropped_fn;
+    struct plx_t_event_registration *next;
+};
+
+static struct plx_t_event_registration *plx_t_regs;
+
+#define PLX_T_NEVENTS 1
+#define PLX_T_NSOURCES 1
+
+static MPI_Count plx_t_clock(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (MPI_Count)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void plx_t_unexp_hook(const struct plx_unexp *u)
+{
+    struct plx_t_event_instance ev = { .event = 0, .source = 0, .ts = plx_t_clock(),
+                                       .data = { u->src, u->tag, u->lpid, (MPI_Count)u->size } };
+    for (struct plx_t_event_registration *r = plx_t_regs; r; r = r->next) {
+        int lvl = MPI_T_CB_REQUIRE_MPI_RESTRICTED;
+        while (lvl <= MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE && !r->cb[lvl])
+            lvl++;
+        if (lvl > MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE) {
+            if (r->cb[MPI_T_CB_REQUIRE_NONE])
+                r->dropped++;
+            continue;
+        }
+        r->cb[lvl](&ev, r, (MPI_T_cb_safety)lvl, r->user[lvl]);
+    }
+}
+
 int PMPI_T_category_get_num_events(int cat_index, int *num_events)
 {
     PLX_T_CHECK();
@@ -814,15 +905,21 @@ int PMPI_T_category_get_num_events(int cat_index, int *num_events)
         return MPI_T_ERR_INVALID_INDEX;
     if (!num_events)
         return MPI_T_ERR_INVALID;
-    *num_events = 0;
+    *num_events = cat_index == PLX_CAT_PT2PT ? PLX_T_NEVENTS : 0;
     return MPI_SUCCESS;
 }
 
 int PMPI_T_category_get_events(int cat_index, int len, int indices[])
 {
-    (void)len, (void)indices;  /* no events: nothing to list */
     PLX_T_CHECK();
-    return cat_index < 0 || cat_index >= PLX_NCATS ? MPI_T_ERR_INVALID_INDEX : MPI_SUCCESS;
+    if (cat_index < 0 || cat_index >= PLX_NCATS)
+        return MPI_T_ERR_INVALID_INDEX;
+    if (cat_index == PLX_CAT_PT2PT && len > 0) {
+        if (!indices)
+            return MPI_T_ERR_INVALID;
+        indices[0] = 0;
+    }
+    return MPI_SUCCESS;
 }
 
 int PMPI_T_event_get_num(int *num_events)
@@ -830,7 +927,165 @@ int PMPI_T_event_get_num(int *num_events)
     PLX_T_CHECK();
     if (!num_events)
         return MPI_T_ERR_INVALID;
-    *num_events = 0;
+    *num_events = PLX_T_NEVENTS;
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
+                          MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements,
+                          MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind)
+{
+    PLX_T_CHECK();
+    if (event_index < 0 || event_index >= PLX_T_NEVENTS)
+        return MPI_T_ERR_INVALID_INDEX;
+    static const MPI_Datatype types[4] = { MPI_INT, MPI_INT, MPI_INT, MPI_COUNT };
+    const MPI_Aint disp[4] = { offsetof(struct plx_t_unexp_ev, src), offsetof(struct plx_t_unexp_ev, tag),
+                               offsetof(struct plx_t_unexp_ev, world), offsetof(struct plx_t_unexp_ev, bytes) };
+    plx_t_str("plexus_unexpected_msg", name, name_len);
+    plx_t_str("A message arrived before a matching receive was posted and joined an unexpected queue. "
+              "Elements: source rank in the communicator, tag, sender's world rank (MPI_INT), bytes (MPI_COUNT)",
+              desc, desc_len);
+    if (verbosity)
+        *verbosity = MPI_T_VERBOSITY_USER_DETAIL;
+    /* num_elements is IN/OUT: the arrays hold that many entries */
+    if (num_elements) {
+        int room = *num_elements;
+        for (int i = 0; i < 4 && i < room; i++) {
+            if (array_of_datatypes)
+                array_of_datatypes[i] = types[i];
+            if (array_of_displacements)
+                array_of_displacements[i] = disp[i];
+        }
+        *num_elements = 4;
+    }
+    if (enumtype)
+        *enumtype = MPI_T_ENUM_NULL;
+    if (info && PMPI_Info_create(info) != MPI_SUCCESS)
+        return MPI_T_ERR_MEMORY;
+    if (bind)
+        *bind = MPI_T_BIND_NO_OBJECT;
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_event_get_index(const char *name, int *event_index)
+{
+    PLX_T_CHECK();
+    if (!name || !event_index)
+        return MPI_T_ERR_INVALID;
+    if (strcmp(name, "plexus_unexpected_msg"))
+        return MPI_T_ERR_INVALID_NAME;
+    *event_index = 0;
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
+                              MPI_T_event_registration *event_registration)
+{
+    (void)obj_handle, (void)info;   /* bound to no object; no hints */
+    PLX_T_CHECK();
+    if (event_index < 0 || event_index >= PLX_T_NEVENTS)
+        return MPI_T_ERR_INVALID_INDEX;
+    if (!event_registration)
+        return MPI_T_ERR_INVALID;
+    struct plx_t_event_registration *r = calloc(1, sizeof *r);
+    if (!r)
+        return MPI_T_ERR_MEMORY;
+    r->event = event_index;
+    plx_api_lock();
+    r->next = plx_t_regs;
+    plx_t_regs = r;
+    plx_match_set_unexp_hook(plx_t_unexp_hook);
+    plx_api_unlock();
+    *event_registration = r;
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                   MPI_Info info, void *user_data, MPI_T_event_cb_function event_cb_function)
+{
+    (void)info;
+    PLX_T_CHECK();
+    if (!event_registration)
+        return MPI_T_ERR_INVALID_HANDLE;
+    if ((int)cb_safety < MPI_T_CB_REQUIRE_NONE || cb_safety > MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE)
+        return MPI_T_ERR_INVALID;
+    plx_api_lock();
+    event_registration->cb[cb_safety] = event_cb_function;     /* NULL: unregisters that level */
+    event_registration->user[cb_safety] = user_data;
+    plx_api_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
+                             MPI_T_event_free_cb_function free_cb_function)
+{
+    PLX_T_CHECK();
+    if (!event_registration)
+        return MPI_T_ERR_INVALID_HANDLE;
+    plx_api_lock();
+    struct plx_t_event_registration **pp = &plx_t_regs;
+    while (*pp && *pp != event_registration)
+        pp = &(*pp)->next;
+    if (!*pp) {
+        plx_api_unlock();
+        return MPI_T_ERR_INVALID_HANDLE;
+    }
+    *pp = event_registration->next;
+    if (!plx_t_regs)
+        plx_match_set_unexp_hook(NULL);
+    plx_api_unlock();
+    /* no callback of it can run any more: the dropped handler (events that had
+     * no callback it could take inside MPI) and the free callback run now,
+     * outside MPI */
+    if (event_registration->dropped && event_registration->dropped_fn)
+        event_registration->dropped_fn(event_registration->dropped, event_registration, 0, MPI_T_CB_REQUIRE_NONE,
+                                       event_registration->user[MPI_T_CB_REQUIRE_NONE]);
+    if (free_cb_function)
+        free_cb_function(event_registration, MPI_T_CB_REQUIRE_NONE, user_data);
+    free(event_registration);
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer)
+{
+    PLX_T_CHECK();
+    if (!event_instance || !buffer)
+        return MPI_T_ERR_INVALID;
+    const struct plx_t_unexp_ev *d = &event_instance->data;
+    switch (element_index) {
+    case 0: memcpy(buffer, &d->src, sizeof d->src); break;
+    case 1: memcpy(buffer, &d->tag, sizeof d->tag); break;
+    case 2: memcpy(buffer, &d->world, sizeof d->world); break;
+    case 3: memcpy(buffer, &d->bytes, sizeof d->bytes); break;
+    default: return MPI_T_ERR_INVALID_INDEX;
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer)
+{
+    PLX_T_CHECK();
+    if (!event_instance || !buffer)
+        return MPI_T_ERR_INVALID;
+    memcpy(buffer, &event_instance->data, sizeof event_instance->data);
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp)
+{
+    PLX_T_CHECK();
+    if (!event_instance || !event_timestamp)
+        return MPI_T_ERR_INVALID;
+    *event_timestamp = event_instance->ts;
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index)
+{
+    PLX_T_CHECK();
+    if (!event_instance || !source_index)
+        return MPI_T_ERR_INVALID;
+    *source_index = event_instance->source;
     return MPI_SUCCESS;
 }
 
@@ -839,6 +1094,98 @@ int PMPI_T_source_get_num(int *num_sources)
     PLX_T_CHECK();
     if (!num_sources)
         return MPI_T_ERR_INVALID;
-    *num_sources = 0;
+    *num_sources = PLX_T_NSOURCES;
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
+                           MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks,
+                           MPI_Info *info)
+{
+    PLX_T_CHECK();
+    if (source_index < 0 || source_index >= PLX_T_NSOURCES)
+        return MPI_T_ERR_INVALID_INDEX;
+    plx_t_str("plexus_clock", name, name_len);
+    plx_t_str("The process's monotonic clock (CLOCK_MONOTONIC) in nanoseconds; events are raised in order",
+              desc, desc_len);
+    if (ordering)
+        *ordering = MPI_T_SOURCE_ORDERED;
+    if (ticks_per_second)
+        *ticks_per_second = 1000000000;
+    if (max_ticks)
+        *max_ticks = INT64_MAX;
+    if (info && PMPI_Info_create(info) != MPI_SUCCESS)
+        return MPI_T_ERR_MEMORY;
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
+{
+    PLX_T_CHECK();
+    if (source_index < 0 || source_index >= PLX_T_NSOURCES)
+        return MPI_T_ERR_INVALID_INDEX;
+    if (!timestamp)
+        return MPI_T_ERR_INVALID;
+    *timestamp = plx_t_clock();
+    return MPI_SUCCESS;
+}
+
+/* --- registration hints and the dropped handler (events, continued) ------ */
+
+#pragma weak MPI_T_event_handle_get_info = PMPI_T_event_handle_get_info
+#pragma weak MPI_T_event_handle_set_info = PMPI_T_event_handle_set_info
+#pragma weak MPI_T_event_callback_get_info = PMPI_T_event_callback_get_info
+#pragma weak MPI_T_event_callback_set_info = PMPI_T_event_callback_set_info
+#pragma weak MPI_T_event_set_dropped_handler = PMPI_T_event_set_dropped_handler
+
+int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used)
+{
+    PLX_T_CHECK();
+    if (!event_registration)
+        return MPI_T_ERR_INVALID_HANDLE;
+    if (!info_used)
+        return MPI_T_ERR_INVALID;
+    return PMPI_Info_create(info_used) == MPI_SUCCESS ? MPI_SUCCESS : MPI_T_ERR_MEMORY;
+}
+
+int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info)
+{
+    (void)info;     /* no hint is known: all are ignored */
+    PLX_T_CHECK();
+    return event_registration ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
+}
+
+int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                   MPI_Info *info_used)
+{
+    PLX_T_CHECK();
+    if (!event_registration)
+        return MPI_T_ERR_INVALID_HANDLE;
+    if ((int)cb_safety < MPI_T_CB_REQUIRE_NONE || cb_safety > MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE || !info_used)
+        return MPI_T_ERR_INVALID;
+    return PMPI_Info_create(info_used) == MPI_SUCCESS ? MPI_SUCCESS : MPI_T_ERR_MEMORY;
+}
+
+int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                   MPI_Info info)
+{
+    (void)info;
+    PLX_T_CHECK();
+    if (!event_registration)
+        return MPI_T_ERR_INVALID_HANDLE;
+    if ((int)cb_safety < MPI_T_CB_REQUIRE_NONE || cb_safety > MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE)
+        return MPI_T_ERR_INVALID;
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                     MPI_T_event_dropped_cb_function dropped_cb_function)
+{
+    PLX_T_CHECK();
+    if (!event_registration)
+        return MPI_T_ERR_INVALID_HANDLE;
+    plx_api_lock();
+    event_registration->dropped_fn = dropped_cb_function;
+    plx_api_unlock();
     return MPI_SUCCESS;
 }

@@ -590,3 +590,159 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
     status->count_hi_and_cancelled = (status->count_hi_and_cancelled & ~1) | (flag ? 1 : 0);
     return MPI_SUCCESS;
 }
+
+/* --- MPI 4.1: MPI_Request_get_status_any / _all / _some ------------------
+ * The Testany/Testall/Testsome of MPI_Request_get_status: one progress poll,
+ * then the completed requests' statuses, but no request is freed or made
+ * inactive and no handle is changed. Null and inactive requests count as
+ * "no active request" as in the Test calls. */
+
+#pragma weak MPI_Request_get_status_any = PMPI_Request_get_status_any
+#pragma weak MPI_Request_get_status_all = PMPI_Request_get_status_all
+#pragma weak MPI_Request_get_status_some = PMPI_Request_get_status_some
+
+/* The requests decoded, after one progress poll if any is pending; NULL and
+ * the error raised when an argument is bad. */
+static struct plx_request **plx_req_get_status_prep(int n, const MPI_Request reqs[], const char *fn, int *rc_p)
+{
+    struct plx_request **rs = plx_malloc(((size_t)(n > 0 ? n : 0) + 1) * sizeof *rs);
+    if ((*rc_p = plx_api_reqs(n, reqs, rs, fn))) {
+        free(rs);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        if (rs[i] && rs[i]->cc) {
+            plx_progress_poll();
+            break;
+        }
+    return rs;
+}
+
+static void plx_req_peek_status(struct plx_request *r, MPI_Status *st)
+{
+    if (r->kind == PLX_REQ_GREQ)
+        plx_greq_query(r);
+    plx_request_status(r, st);
+}
+
+int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag,
+                                MPI_Status *status)
+{
+    static const char fn[] = "MPI_Request_get_status_any";
+    plx_api_check_init(fn);
+    if (!index || !flag)
+        return plx_api_null_arg(NULL, fn, index ? "flag" : "index");
+    plx_api_lock();
+    int rc;
+    struct plx_request **rs = plx_req_get_status_prep(count, array_of_requests, fn, &rc);
+    if (rs) {
+        int active = 0;
+        *index = MPI_UNDEFINED;
+        *flag = 0;
+        for (int i = 0; i < count && !*flag; i++) {
+            if (!rs[i])
+                continue;
+            active = 1;
+            if (rs[i]->cc == 0) {
+                *index = i;
+                *flag = 1;
+                plx_req_peek_status(rs[i], status);
+            }
+        }
+        if (!active) {
+            *flag = 1;
+            plx_status_empty(status);
+        }
+        free(rs);
+    }
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                                MPI_Status array_of_statuses[])
+{
+    static const char fn[] = "MPI_Request_get_status_all";
+    plx_api_check_init(fn);
+    if (!flag)
+        return plx_api_null_arg(NULL, fn, "flag");
+    plx_api_lock();
+    int rc;
+    struct plx_request **rs = plx_req_get_status_prep(count, array_of_requests, fn, &rc);
+    if (rs) {
+        *flag = 1;
+        for (int i = 0; i < count; i++)
+            if (rs[i] && rs[i]->cc)
+                *flag = 0;
+        int errs = 0;
+        for (int i = 0; *flag && i < count; i++) {
+            MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i];
+            if (!rs[i]) {
+                plx_status_empty(st);
+                continue;
+            }
+            plx_req_peek_status(rs[i], st);
+            errs += rs[i]->st_error != MPI_SUCCESS;
+            if (st != MPI_STATUS_IGNORE)
+                st->MPI_ERROR = rs[i]->st_error;
+        }
+        free(rs);
+        if (errs)
+            rc = plx_api_err(NULL, fn, MPI_ERR_IN_STATUS, "%d of %d requests failed; see their statuses", errs,
+                             count);
+    }
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+                                 int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    static const char fn[] = "MPI_Request_get_status_some";
+    plx_api_check_init(fn);
+    if (!outcount)
+        return plx_api_null_arg(NULL, fn, "outcount");
+    if (incount > 0 && !array_of_indices)
+        return plx_api_null_arg(NULL, fn, "array_of_indices");
+    plx_api_lock();
+    int rc;
+    struct plx_request **rs = plx_req_get_status_prep(incount, array_of_requests, fn, &rc);
+    if (rs) {
+        int active = 0, n = 0, errs = 0;
+        for (int i = 0; i < incount; i++) {
+            if (!rs[i])
+                continue;
+            active = 1;
+            if (rs[i]->cc)
+                continue;
+            MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[n];
+            plx_req_peek_status(rs[i], st);
+            errs += rs[i]->st_error != MPI_SUCCESS;
+            if (st != MPI_STATUS_IGNORE)
+                st->MPI_ERROR = rs[i]->st_error;
+            array_of_indices[n++] = i;
+        }
+        *outcount = active ? n : MPI_UNDEFINED;
+        free(rs);
+        if (errs)
+            rc = plx_api_err(NULL, fn, MPI_ERR_IN_STATUS, "%d of the completed requests failed; see their statuses",
+                             errs);
+    }
+    plx_api_unlock();
+    return rc;
+}
+
+/* MPI 4.0's large-count form (MPICH 4.0.3+ has it; the 4.0.2 header did not) */
+#pragma weak MPI_Status_set_elements_c = PMPI_Status_set_elements_c
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype dtype, MPI_Count count)
+{
+    static const char fn[] = "MPI_Status_set_elements_c";
+    struct plx_datatype *dt = NULL;
+    int rc = plx_api_status_dt(status, dtype, &dt, fn);
+    if (rc)
+        return rc;
+    if (count < 0)
+        return plx_api_err(NULL, fn, MPI_ERR_COUNT, "argument 'count' is negative (%lld)", (long long)count);
+    plx_status_set_bytes(status, plx_dt_elements_bytes(dt, count));
+    return MPI_SUCCESS;
+}

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "api/api.h"
+#include "api/bsend.h"
 #include "core/runtime.h"
 #include "pm/pm.h"
 
@@ -38,11 +39,18 @@
 #pragma weak MPI_Session_call_errhandler = PMPI_Session_call_errhandler
 #pragma weak MPI_Group_from_session_pset = PMPI_Group_from_session_pset
 #pragma weak MPI_Comm_create_from_group = PMPI_Comm_create_from_group
+#pragma weak MPI_Session_attach_buffer = PMPI_Session_attach_buffer
+#pragma weak MPI_Session_attach_buffer_c = PMPI_Session_attach_buffer_c
+#pragma weak MPI_Session_detach_buffer = PMPI_Session_detach_buffer
+#pragma weak MPI_Session_detach_buffer_c = PMPI_Session_detach_buffer_c
+#pragma weak MPI_Session_flush_buffer = PMPI_Session_flush_buffer
+#pragma weak MPI_Session_iflush_buffer = PMPI_Session_iflush_buffer
 
 struct plx_session {
     struct plx_obj obj;
     struct plx_errhandler *errhandler;
     struct plx_info *info;      /* what MPI_Session_get_info returns a copy of */
+    struct plx_bpool *bpool;    /* MPI_Session_attach_buffer's (api/bsend.c) */
 };
 
 static struct plx_objtab plx_session_tab = PLX_OBJTAB_INIT("session", PLX_OBJ_SESSION, struct plx_session);
@@ -178,6 +186,11 @@ int PMPI_Session_finalize(MPI_Session *session)
     plx_api_lock();
     int rc = plx_session_get(*session, &s, fn);
     if (rc == MPI_SUCCESS) {
+        if (s->bpool) {     /* a buffer still attached: its messages leave first, then it is dropped */
+            void *b;
+            MPI_Count n;
+            plx_bpool_detach(&s->bpool, &b, &n, 1, NULL, fn);
+        }
         plx_errhandler_release(s->errhandler);
         plx_info_release(s->info);
         plx_obj_free(&plx_session_tab, s);
@@ -393,5 +406,85 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
         if (rc == MPI_SUCCESS && info != MPI_INFO_NULL)
             rc = PMPI_Comm_set_info(*newcomm, info);
     }
+    return rc;
+}
+
+/* --- MPI 4.1: a buffer for buffered sends per session (api/bsend.c) ------
+ * Attached, detached and flushed here; Plexus's communicators do not record
+ * the session they came from, so buffered sends use their communicator's
+ * buffer or the process's, never a session's (docs/notes/session7-issue17.md). */
+
+static int plx_session_buffer_attach(MPI_Session session, void *buffer, MPI_Count size, const char *fn)
+{
+    struct plx_session *s;
+    plx_api_lock();
+    int rc = plx_session_get(session, &s, fn);
+    if (rc == MPI_SUCCESS && s->bpool)
+        rc = plx_session_err(s, fn, MPI_ERR_BUFFER, "a buffer is already attached to this session (detach it first)");
+    else if (rc == MPI_SUCCESS && buffer != MPI_BUFFER_AUTOMATIC && size < 0)
+        rc = plx_session_err(s, fn, MPI_ERR_ARG, "argument 'size' is negative (%lld)", (long long)size);
+    else if (rc == MPI_SUCCESS && buffer != MPI_BUFFER_AUTOMATIC && !buffer && size > 0)
+        rc = plx_session_err(s, fn, MPI_ERR_BUFFER, "argument 'buffer' is NULL");
+    else if (rc == MPI_SUCCESS)
+        rc = plx_bpool_attach(&s->bpool, buffer, size, NULL, fn, "this session");
+    plx_api_unlock();
+    return rc;
+}
+
+static int plx_session_buffer_detach(MPI_Session session, void *buffer_addr, void *size_p, int wide, const char *fn)
+{
+    struct plx_session *s;
+    plx_api_lock();
+    int rc = plx_session_get(session, &s, fn);
+    if (rc == MPI_SUCCESS && (!buffer_addr || !size_p))
+        rc = plx_session_err(s, fn, MPI_ERR_ARG, "argument '%s' is NULL", size_p ? "buffer_addr" : "size");
+    else if (rc == MPI_SUCCESS)
+        rc = plx_bpool_detach(&s->bpool, buffer_addr, size_p, wide, NULL, fn);
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
+{
+    return plx_session_buffer_attach(session, buffer, size, "MPI_Session_attach_buffer");
+}
+
+int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size)
+{
+    return plx_session_buffer_attach(session, buffer, size, "MPI_Session_attach_buffer_c");
+}
+
+int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
+{
+    return plx_session_buffer_detach(session, buffer_addr, size, 0, "MPI_Session_detach_buffer");
+}
+
+int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
+{
+    return plx_session_buffer_detach(session, buffer_addr, size, 1, "MPI_Session_detach_buffer_c");
+}
+
+int PMPI_Session_flush_buffer(MPI_Session session)
+{
+    struct plx_session *s;
+    plx_api_lock();
+    int rc = plx_session_get(session, &s, "MPI_Session_flush_buffer");
+    if (rc == MPI_SUCCESS)
+        rc = plx_bpool_flush(s->bpool);
+    plx_api_unlock();
+    return rc;
+}
+
+int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Session_iflush_buffer";
+    struct plx_session *s;
+    plx_api_lock();
+    int rc = plx_session_get(session, &s, fn);
+    if (rc == MPI_SUCCESS && !request)
+        rc = plx_session_err(s, fn, MPI_ERR_ARG, "argument 'request' is NULL");
+    else if (rc == MPI_SUCCESS)
+        rc = plx_bpool_iflush(s->bpool, plx_comm_self, request, NULL, fn);
+    plx_api_unlock();
     return rc;
 }

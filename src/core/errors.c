@@ -84,6 +84,9 @@ static const char *plx_err_class_text(int c)
     case MPI_ERR_RMA_SHARED: return "RMA shared memory failed";
     case MPI_ERR_RMA_FLAVOR: return "wrong window flavor";
     case MPI_ERR_SESSION: return "invalid session";
+    case MPI_ERR_PROC_ABORTED: return "a peer process aborted";
+    case MPI_ERR_VALUE_TOO_LARGE: return "value too large for the output argument";
+    case MPI_ERR_ERRHANDLER: return "invalid error handler";
     /* the tools interface's classes (MPI_T calls return them) */
     case MPI_T_ERR_MEMORY: return "MPI_T: out of memory";
     case MPI_T_ERR_NOT_INITIALIZED: return "MPI_T: the tools interface is not initialized";
@@ -199,8 +202,9 @@ int plx_err_add_code(int errclass, int *code_p)
 
 int plx_err_add_string(int code, const char *str)
 {
-    if (code < PLX_ERR_DYN_BASE || code - PLX_ERR_DYN_BASE >= plx_err.ndyn)
-        return MPI_ERR_ARG;     /* predefined codes and classes cannot be renamed */
+    if (code < PLX_ERR_DYN_BASE || code - PLX_ERR_DYN_BASE >= plx_err.ndyn ||
+        plx_err.dyn_class[code - PLX_ERR_DYN_BASE] < 0)
+        return MPI_ERR_ARG;     /* predefined codes and classes cannot be renamed; removed ones are gone */
     if (strlen(str) >= MPI_MAX_ERROR_STRING)
         return MPI_ERR_ARG;
     char **slot = &plx_err.dyn_string[code - PLX_ERR_DYN_BASE];
@@ -212,4 +216,49 @@ int plx_err_add_string(int code, const char *str)
 int plx_err_last_used(void)
 {
     return plx_err.ndyn ? PLX_ERR_DYN_BASE + plx_err.ndyn - 1 : MPI_ERR_LASTCODE;
+}
+
+/* --- MPI 4.1: removing user-defined classes, codes and strings -----------
+ * A removed value's class becomes -1 (an invalid code from then on); its slot
+ * is not reused, so MPI_LASTUSEDCODE never goes down. */
+
+static int plx_err_dyn_index(int v)
+{
+    int i = v - PLX_ERR_DYN_BASE;
+    return v >= PLX_ERR_DYN_BASE && i < plx_err.ndyn && plx_err.dyn_class[i] >= 0 ? i : -1;
+}
+
+int plx_err_remove_class(int errclass)
+{
+    int i = plx_err_dyn_index(errclass);
+    if (i < 0 || plx_err.dyn_class[i] != errclass)
+        return PLX_ERR_RM_NOT_USER;
+    if (plx_err.dyn_string[i])
+        return PLX_ERR_RM_HAS_STRING;
+    for (int j = 0; j < plx_err.ndyn; j++)
+        if (j != i && plx_err.dyn_class[j] == errclass)
+            return PLX_ERR_RM_IN_USE;
+    plx_err.dyn_class[i] = -1;
+    return 0;
+}
+
+int plx_err_remove_code(int code)
+{
+    int i = plx_err_dyn_index(code);
+    if (i < 0 || plx_err.dyn_class[i] == code)
+        return PLX_ERR_RM_NOT_USER;
+    if (plx_err.dyn_string[i])
+        return PLX_ERR_RM_HAS_STRING;
+    plx_err.dyn_class[i] = -1;
+    return 0;
+}
+
+int plx_err_remove_string(int code)
+{
+    int i = plx_err_dyn_index(code);
+    if (i < 0)
+        return PLX_ERR_RM_NOT_USER;
+    free(plx_err.dyn_string[i]);
+    plx_err.dyn_string[i] = NULL;
+    return 0;
 }

@@ -32,5 +32,10 @@ int plx_err_add_class(int *class_p);
 int plx_err_add_code(int errclass, int *code_p);      /* returns an MPI error class */
 int plx_err_add_string(int code, const char *str);    /* returns an MPI error class */
 int plx_err_last_used(void);                           /* MPI_LASTUSEDCODE */
+/* MPI 4.1's MPI_Remove_error_class/_code/_string: 0 or one of these */
+enum { PLX_ERR_RM_NOT_USER = 1, PLX_ERR_RM_HAS_STRING, PLX_ERR_RM_IN_USE };
+int plx_err_remove_class(int errclass);   /* no codes of it and no string left */
+int plx_err_remove_code(int code);        /* no string left */
+int plx_err_remove_string(int code);
 
 #endif

@@ -42,8 +42,17 @@ struct plx_request *plx_match_posted_take(struct plx_match_q *q, int src, int ta
     return NULL;
 }
 
+static void (*plx_match_unexp_hook)(const struct plx_unexp *u);
+
+void plx_match_set_unexp_hook(void (*fn)(const struct plx_unexp *u))
+{
+    plx_match_unexp_hook = fn;
+}
+
 void plx_match_unexp_add(struct plx_match_q *q, struct plx_unexp *u)
 {
+    if (plx_match_unexp_hook)
+        plx_match_unexp_hook(u);
     if (u->src >= q->nbins) {
         int n = q->nbins ? q->nbins : 8;
         while (n <= u->src)

@@ -58,6 +58,9 @@ static inline int plx_match_hit(int want_src, int want_tag, int src, int tag)
 struct plx_request *plx_match_posted_take(struct plx_match_q *q, int src, int tag);
 /* Appends an unexpected message (u->src set) in arrival order. */
 void plx_match_unexp_add(struct plx_match_q *q, struct plx_unexp *u);
+/* An upcall for every message that joins an unexpected queue (MPI_T's
+ * event source, api/mpit.c); NULL: none. Called with the library lock held. */
+void plx_match_set_unexp_hook(void (*fn)(const struct plx_unexp *u));
 /* First unexpected message matching (want_src, want_tag); removed if take. */
 struct plx_unexp *plx_match_unexp_find(struct plx_match_q *q, int want_src, int want_tag, int take);
 /* The unexpected message from world rank lpid with cookie sreq, removed;
