@@ -672,8 +672,15 @@ static int plx_sctp_poll(void)
     return work;
 }
 
+/* The eventfd is read here, so that it wakes the sleep only for what
+ * arrives from now on (the engine polls once more before it sleeps). It
+ * used to be read only by a poll that found messages: a ring without one
+ * (the send callback) left it readable, and every "sleep" returned at once,
+ * a busy loop that kept usrsctp's own threads off the CPU. */
 static int plx_sctp_sleep_prepare(void)
 {
+    if (plx_sctp.efd >= 0)
+        plx_sctp_unring();
     return plx_sctp.efd;
 }
 
