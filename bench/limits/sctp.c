@@ -13,7 +13,8 @@
  * Knobs (environment): SCTPX_MTU (path MTU, default 16384; 0 = discovery),
  * SCTPX_SACKI=0 (no SACK_IMMEDIATELY flag on sends), SCTPX_NODELAY=0,
  * SCTPX_FRAG (largest message handed to usrsctp_sendv, default 65536:
- * larger messages go as several), SCTPX_SACK_DELAY (ms; sysctl) and
+ * larger messages go as several), SCTPX_MAXSEG (SCTP_MAXSEG: the largest
+ * DATA chunk; 0 = usrsctp's default), SCTPX_SACK_DELAY (ms; sysctl) and
  * SCTPX_SACK_FREQ (packets; sysctl).
  * Each process is pinned to its own core when there are two (-b disables).
  * No MPI; link with -lusrsctp -lpthread.
@@ -39,7 +40,7 @@ static const char usage[] =
     "sctp: usrsctp loopback ping-pong (-o lat, us) or streaming (-o bw, MB/s), UDP encapsulation\n"
     "usage: sctp [-o lat|bw] [-s poll|block] [-b (no pinning)] [-m [min:]max] [-i N] [-x N]\n"
     "           [-I N] [-X N] [-W N]   (knobs: SCTPX_MTU SCTPX_SACKI SCTPX_NODELAY SCTPX_FRAG\n"
-    "           SCTPX_SACK_DELAY SCTPX_SACK_FREQ)";
+    "           SCTPX_MAXSEG SCTPX_SACK_DELAY SCTPX_SACK_FREQ)";
 
 /* bytes received (the callback adds, the main thread waits for a count) */
 static atomic_size_t rx_bytes;
@@ -165,6 +166,12 @@ static int stack_start(int port, uint32_t mtu)
     int sb = 4 << 20;
     usrsctp_setsockopt(so, SOL_SOCKET, SO_SNDBUF, &sb, sizeof sb);
     usrsctp_setsockopt(so, SOL_SOCKET, SO_RCVBUF, &sb, sizeof sb);
+    int maxseg = env_int("SCTPX_MAXSEG", 0);
+    if (maxseg) {
+        struct sctp_assoc_value av = {.assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = (uint32_t)maxseg};
+        if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_MAXSEG, &av, sizeof av))
+            return -1;
+    }
     if (mtu) {
         struct sctp_paddrparams pp;
         memset(&pp, 0, sizeof pp);
@@ -218,8 +225,8 @@ int main(int argc, char **argv)
            o.iters, BENCH_LARGE_THRESHOLD, o.iters_large);
     printf("# pinned: %s\n", pinned ? "cores 0 and 1" : "no");
     printf("# wait: %s\n", block ? "eventfd, poll()" : "busy polling a flag");
-    printf("# knobs: mtu %u, sack_immediately %d, nodelay %d, frag %zu, sack delay %s, sack freq %s\n",
-           mtu, sacki, env_int("SCTPX_NODELAY", 1), frag,
+    printf("# knobs: mtu %u, maxseg %d, sack_immediately %d, nodelay %d, frag %zu, sack delay %s, sack freq %s\n",
+           mtu, env_int("SCTPX_MAXSEG", 0), sacki, env_int("SCTPX_NODELAY", 1), frag,
            getenv("SCTPX_SACK_DELAY") ? getenv("SCTPX_SACK_DELAY") : "default",
            getenv("SCTPX_SACK_FREQ") ? getenv("SCTPX_SACK_FREQ") : "default");
     printf("# columns: size_B %s\n", bw ? "bw_MBps" : "latency_us");
