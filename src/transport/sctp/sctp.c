@@ -483,6 +483,15 @@ void plx_sctp_notification(const struct plx_sctp_rx *m)
                 return;
             a->up = 1;
             plx_sctp_assoc_prio(a);
+            if (plx_log_debug >= 1) {
+                struct sctp_status st;
+                socklen_t sl = sizeof st;
+                memset(&st, 0, sizeof st);
+                st.sstat_assoc_id = a->id;
+                if (usrsctp_getsockopt(plx_sctp.so, IPPROTO_SCTP, SCTP_STATUS, &st, &sl) == 0)
+                    plx_debug(1, "sctp: association %u up: DATA chunks of at most %u bytes, primary path MTU %u",
+                              (unsigned)a->id, st.sstat_fragmentation_point, st.sstat_primary.spinfo_mtu);
+            }
             if (c->sac_outbound_streams < plx_sctp.streams || c->sac_inbound_streams < plx_sctp.streams) {
                 char why[120];
                 snprintf(why, sizeof why, "it has %u/%u streams, PLEXUS_SCTP_STREAMS is %u",
@@ -846,8 +855,15 @@ static int plx_sctp_start(char *card, size_t cardlen)
      * bundles those chunks into packets of more than 32 mbufs, which its
      * UDP output drops (the association then dies). A job within one node
      * runs over loopback: PLEXUS_SCTP_MTU_LOCAL; one across nodes uses
-     * PLEXUS_SCTP_MTU (0: discovery from 1500) for all its associations. */
-    plx_sctp.mtu = (uint32_t)(plx_procs.nlocal == plx_procs.n ? plx_config.sctp_mtu_local : plx_config.sctp_mtu);
+     * PLEXUS_SCTP_MTU (0: discovery from 1500) for all its associations.
+     * This runs before the card fence, when plx_procs does not know the
+     * nodes yet (it used to test plx_procs.nlocal, still 0 here, so no job
+     * ever had the local MTU: every association ran at 1460): the
+     * launcher's MPI_LOCALNRANKS (our mpiexec, Hydra) says whether every
+     * rank is on this node; without it, the job counts as spanning nodes. */
+    const char *ln = getenv("MPI_LOCALNRANKS");
+    int one_node = ln && atoi(ln) == plx_procs.n;
+    plx_sctp.mtu = (uint32_t)(one_node ? plx_config.sctp_mtu_local : plx_config.sctp_mtu);
     if (plx_sctp.mtu) {
         struct sctp_paddrparams pp;
         memset(&pp, 0, sizeof pp);
