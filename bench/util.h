@@ -36,6 +36,29 @@
 
 #ifndef BENCH_NO_MPI
 #include <mpi.h>
+#else
+#include <sched.h>
+
+/* The limit probes (no MPI, two processes): the calling thread on one CPU,
+ * best effort. */
+static inline void bench_pin(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* A limit probe's row after `iters` timed rounds of `seconds` in all: MB/s
+ * of `window` messages a round (bw), or the half round trip in us. */
+static inline void bench_limit_row(int bw, size_t size, int window, int iters, double seconds)
+{
+    if (bw)
+        printf("%zu %.2f\n", size, (double)size * window * iters / seconds / 1e6);
+    else
+        printf("%zu %.3f\n", size, seconds * 1e6 / (2.0 * iters));
+    fflush(stdout);
+}
 #endif
 
 #define BENCH_KiB ((size_t)1024)

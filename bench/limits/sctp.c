@@ -120,14 +120,6 @@ static int send_all(const char *buf, size_t n)
     return 0;
 }
 
-static void pin(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof(set), &set);
-}
-
 static int udp_port_pick(void)
 {
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -277,7 +269,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (pinned)
-        pin(me ? 1 : 0);
+        bench_pin(me ? 1 : 0);
     char *buf = bench_alloc(o.max_size ? o.max_size : 1);
     size_t expect = 0;
     int status = 0;
@@ -313,13 +305,8 @@ int main(int argc, char **argv)
             }
         }
         double t = bench_now() - t0;
-        if (!me) {
-            if (bw)
-                printf("%zu %.2f\n", size, (double)size * w * iters / t / 1e6);
-            else
-                printf("%zu %.3f\n", size, t * 1e6 / (2.0 * iters));
-            fflush(stdout);
-        }
+        if (!me)
+            bench_limit_row(bw, size, w, iters, t);
         if (size == 0 && o.max_size == 0)
             break;
     }

@@ -45,14 +45,6 @@ static int io_full(int fd, char *buf, size_t n, int writing)
     return 0;
 }
 
-static void pin(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof(set), &set);
-}
-
 int main(int argc, char **argv)
 {
     struct bench_opts o;
@@ -120,7 +112,7 @@ int main(int argc, char **argv)
     }
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (pinned)
-        pin(is_child ? 1 : 0);
+        bench_pin(is_child ? 1 : 0);
     char *buf = bench_alloc(o.max_size ? o.max_size : 1);
     char ack = 0;
     int status = 0;
@@ -161,13 +153,8 @@ int main(int argc, char **argv)
             }
         }
         double t = bench_now() - t0;
-        if (!is_child) {
-            if (bw)
-                printf("%zu %.2f\n", size, (double)size * w * iters / t / 1e6);
-            else
-                printf("%zu %.3f\n", size, t * 1e6 / (2.0 * iters));
-            fflush(stdout);
-        }
+        if (!is_child)
+            bench_limit_row(bw, size, w, iters, t);
         if (size == 0 && o.max_size == 0)
             break;
     }
