@@ -185,22 +185,10 @@ int main(int argc, char **argv)
 {
     struct bench_opts o;
     bench_opts_init(&o, 0, 1 * BENCH_MiB, 2000, 50);
-    o.op = "lat";
-    int rc = bench_parse(argc, argv, &o, usage, 1);
-    if (rc)
-        return rc < 0 ? 2 : 0;
-    int bw = strcmp(o.op, "bw") == 0;
-    if (!bw && strcmp(o.op, "lat")) {
-        fprintf(stderr, "-o must be lat or bw\n");
-        return 2;
-    }
-    if (bw && o.min_size == 0)
-        o.min_size = 1;
-    block = strcmp(o.sync, "block") == 0;
-    if (!block && o.sync[0] && strcmp(o.sync, "poll")) {
-        fprintf(stderr, "-s must be poll or block\n");
-        return 2;
-    }
+    int bw;
+    int rc = bench_limit_parse(argc, argv, &o, usage, &bw, &block);
+    if (rc >= 0)
+        return rc;
     uint32_t mtu = (uint32_t)env_int("SCTPX_MTU", 16384);
     sacki = env_int("SCTPX_SACKI", 1);
     frag = (size_t)env_int("SCTPX_FRAG", 65536);

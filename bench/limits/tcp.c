@@ -49,22 +49,10 @@ int main(int argc, char **argv)
 {
     struct bench_opts o;
     bench_opts_init(&o, 0, 16 * BENCH_MiB, 10000, 100);
-    o.op = "lat";
-    int rc = bench_parse(argc, argv, &o, usage, 1);
-    if (rc)
-        return rc < 0 ? 2 : 0;
-    int bw = strcmp(o.op, "bw") == 0;
-    if (!bw && strcmp(o.op, "lat")) {
-        fprintf(stderr, "-o must be lat or bw\n");
-        return 2;
-    }
-    if (bw && o.min_size == 0)
-        o.min_size = 1;
-    int block = strcmp(o.sync, "block") == 0;
-    if (!block && o.sync[0] && strcmp(o.sync, "poll")) {
-        fprintf(stderr, "-s must be poll or block\n");
-        return 2;
-    }
+    int bw, block;
+    int rc = bench_limit_parse(argc, argv, &o, usage, &bw, &block);
+    if (rc >= 0)
+        return rc;
     io_flags = block ? 0 : MSG_DONTWAIT;
 
     int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
