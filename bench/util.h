@@ -36,6 +36,29 @@
 
 #ifndef BENCH_NO_MPI
 #include <mpi.h>
+#else
+#include <sched.h>
+
+/* The limit probes (no MPI, two processes): the calling thread on one CPU,
+ * best effort. */
+static inline void bench_pin(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* A limit probe's row after `iters` timed rounds of `seconds` in all: MB/s
+ * of `window` messages a round (bw), or the half round trip in us. */
+static inline void bench_limit_row(int bw, size_t size, int window, int iters, double seconds)
+{
+    if (bw)
+        printf("%zu %.2f\n", size, (double)size * window * iters / seconds / 1e6);
+    else
+        printf("%zu %.3f\n", size, seconds * 1e6 / (2.0 * iters));
+    fflush(stdout);
+}
 #endif
 
 #define BENCH_KiB ((size_t)1024)
@@ -435,5 +458,32 @@ static inline void bench_coll_report(size_t size, double seconds, int iters)
 }
 
 #endif /* BENCH_NO_MPI */
+
+#ifdef BENCH_NO_MPI
+/* The options of a two-process limit probe (tcp, sctp): bench_parse, then
+ * -o lat|bw into *bw_p and -s poll|block into *block_p. -1 to go on, or the
+ * exit code (0 after -h, 2 for a bad option). */
+static inline int bench_limit_parse(int argc, char **argv, struct bench_opts *o, const char *usage, int *bw_p,
+                                    int *block_p)
+{
+    o->op = "lat";
+    int rc = bench_parse(argc, argv, o, usage, 1);
+    if (rc)
+        return rc < 0 ? 2 : 0;
+    *bw_p = strcmp(o->op, "bw") == 0;
+    if (!*bw_p && strcmp(o->op, "lat")) {
+        fprintf(stderr, "-o must be lat or bw\n");
+        return 2;
+    }
+    if (*bw_p && o->min_size == 0)
+        o->min_size = 1;
+    *block_p = strcmp(o->sync, "block") == 0;
+    if (!*block_p && o->sync[0] && strcmp(o->sync, "poll")) {
+        fprintf(stderr, "-s must be poll or block\n");
+        return 2;
+    }
+    return -1;
+}
+#endif
 
 #endif /* PLEXUS_BENCH_UTIL_H */

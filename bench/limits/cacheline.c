@@ -27,14 +27,6 @@ struct shared {
     _Alignas(64) char pad[64];
 };
 
-static void pin(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof(set), &set); /* best effort */
-}
-
 /* Spin on an acquire load; yield now and then so a single free core still
  * makes progress (then the numbers say so: they are scheduler-bound). */
 static void wait_for(atomic_ulong *flag, unsigned long want)
@@ -83,7 +75,7 @@ int main(int argc, char **argv)
     }
     int is_child = child == 0;
     if (pinned)
-        pin(is_child ? 1 : 0);
+        bench_pin(is_child ? 1 : 0);
     char *src = bench_alloc(area);
     bench_fill(src, area, is_child ? 2 : 1);
     unsigned long seq = 0;

@@ -45,34 +45,14 @@ static int io_full(int fd, char *buf, size_t n, int writing)
     return 0;
 }
 
-static void pin(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof(set), &set);
-}
-
 int main(int argc, char **argv)
 {
     struct bench_opts o;
     bench_opts_init(&o, 0, 16 * BENCH_MiB, 10000, 100);
-    o.op = "lat";
-    int rc = bench_parse(argc, argv, &o, usage, 1);
-    if (rc)
-        return rc < 0 ? 2 : 0;
-    int bw = strcmp(o.op, "bw") == 0;
-    if (!bw && strcmp(o.op, "lat")) {
-        fprintf(stderr, "-o must be lat or bw\n");
-        return 2;
-    }
-    if (bw && o.min_size == 0)
-        o.min_size = 1;
-    int block = strcmp(o.sync, "block") == 0;
-    if (!block && o.sync[0] && strcmp(o.sync, "poll")) {
-        fprintf(stderr, "-s must be poll or block\n");
-        return 2;
-    }
+    int bw, block;
+    int rc = bench_limit_parse(argc, argv, &o, usage, &bw, &block);
+    if (rc >= 0)
+        return rc;
     io_flags = block ? 0 : MSG_DONTWAIT;
 
     int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
@@ -120,7 +100,7 @@ int main(int argc, char **argv)
     }
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (pinned)
-        pin(is_child ? 1 : 0);
+        bench_pin(is_child ? 1 : 0);
     char *buf = bench_alloc(o.max_size ? o.max_size : 1);
     char ack = 0;
     int status = 0;
@@ -161,13 +141,8 @@ int main(int argc, char **argv)
             }
         }
         double t = bench_now() - t0;
-        if (!is_child) {
-            if (bw)
-                printf("%zu %.2f\n", size, (double)size * w * iters / t / 1e6);
-            else
-                printf("%zu %.3f\n", size, t * 1e6 / (2.0 * iters));
-            fflush(stdout);
-        }
+        if (!is_child)
+            bench_limit_row(bw, size, w, iters, t);
         if (size == 0 && o.max_size == 0)
             break;
     }

@@ -1096,28 +1096,61 @@ static void plx_route_node_name(int lpid, char *buf, size_t len)
     snprintf(buf, len, "node %.200s", val);
 }
 
+/* The names in PLEXUS_TRANSPORTS that this library has no component for,
+ * said as "sctp is not built into this library" (a transport of Plexus's
+ * that the build left out) or "\"foo\" is not a transport"; "" if none. */
+static void plx_route_unbuilt(char *buf, size_t len)
+{
+    static const char *const known[] = { "shm", "tcp", "sctp", "ofi" };
+    size_t l = 0;
+    buf[0] = 0;
+    for (const char *p = plx_config.transports; *p && l < len;) {
+        size_t n = strcspn(p, ",");
+        int have = 0, ours = 0;
+        for (size_t i = 0; i < plx_route.nlist; i++)
+            have |= strlen(plx_route.list[i]->name) == n && !strncmp(plx_route.list[i]->name, p, n);
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+            ours |= strlen(known[i]) == n && !strncmp(known[i], p, n);
+        if (!have && n)
+            l += (size_t)snprintf(buf + l, len - l, ours ? "%s%.*s is not built into this library" :
+                                  "%s\"%.*s\" is not a transport", l ? "; " : "", (int)n, p);
+        p += n + (p[n] == ',');
+    }
+}
+
 /* Ends the job, naming both ranks and nodes, if some rank is reached by no
  * instance (instead of a hang later in a barrier that can never complete).
  * O(ranks x instances), no memory: reaches() must not connect. */
 static void plx_route_check(void)
 {
+    char unbuilt[200];
+    plx_route_unbuilt(unbuilt, sizeof unbuilt);
     for (int lpid = 0; lpid < plx_procs.n; lpid++) {
         int ok = 0;
         for (int i = 0; i < plx_route_nifaces && !ok; i++)
             ok = plx_route_ifaces[i]->ops->reaches(plx_route_ifaces[i], lpid);
         if (ok)
             continue;
-        char me[256], him[256], have[64] = "";
+        char me[256], him[256], have[64] = "", net[64] = "";
         plx_route_node_name(plx_procs.my_lpid, me, sizeof me);
         plx_route_node_name(lpid, him, sizeof him);
         for (int i = 0; i < plx_route.ncomp; i++) {
             size_t l = strlen(have);
             snprintf(have + l, sizeof have - l, "%s%s", i ? "," : "", plx_route.comp[i]->name);
         }
+        for (size_t i = 0; i < plx_route.nlist; i++) {   /* what reaches other nodes: all but shm */
+            size_t l = strlen(net);
+            if (!(plx_route.list[i]->flags & PLX_TP_FATE_SHARED))
+                snprintf(net + l, sizeof net - l, "%s%s", l ? " or " : "", plx_route.list[i]->name);
+        }
         plx_fatal("MPI_Init: no transport reaches rank %d (%s) from rank %d (%s); transports in use: %s "
-                  "(PLEXUS_TRANSPORTS=\"%s\"). Ranks on different nodes need tcp",
-                  lpid, him, plx_procs.my_lpid, me, have[0] ? have : "none", plx_config.transports);
+                  "(PLEXUS_TRANSPORTS=\"%s\"%s%s). Ranks on different nodes need %s",
+                  lpid, him, plx_procs.my_lpid, me, have[0] ? have : "none", plx_config.transports,
+                  unbuilt[0] ? ": " : "", unbuilt, net[0] ? net : "a network transport");
     }
+    if (unbuilt[0] && plx_procs.my_lpid == 0)
+        plx_warn("MPI_Init: PLEXUS_TRANSPORTS=\"%s\": %s (plexus-info lists the transports of this build)",
+                 plx_config.transports, unbuilt);
 }
 
 plx_status_t plx_route_init(void)

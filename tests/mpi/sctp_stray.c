@@ -17,66 +17,22 @@
  * Then every rank checks real traffic (ring, 1 MiB rendezvous, all-to-all)
  * and that no message with tag 4242 ever arrived.
  */
-#include "plx_test.h"
+#include "stray_common.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 #include <usrsctp.h>
 #include "transport/sctp/sctp_wire.h"
 
-#define MAX_PORTS 8
-#define FORGED_TAG 4242
-
-static int rank, size;
+#define FORGED_TAG STRAY_FORGED_TAG
 
 /* UDP ports of IPv4 sockets this process has open. */
 static int my_udp_ports(int *ports, int max)
 {
-    unsigned long inodes[256];
-    int ninodes = 0, n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && ninodes < 256) {
-        char path[300], link[64];
-        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-        ssize_t l = readlink(path, link, sizeof link - 1);
-        if (l <= 0)
-            continue;
-        link[l] = 0;
-        unsigned long ino;
-        if (sscanf(link, "socket:[%lu]", &ino) == 1)
-            inodes[ninodes++] = ino;
-    }
-    closedir(d);
-    FILE *fp = fopen("/proc/net/udp", "r");
-    if (!fp)
-        return 0;
-    char line[512];
-    while (fgets(line, sizeof line, fp)) {
-        char local[64];
-        unsigned long ino;
-        if (sscanf(line, "%*s %63s %*s %*s %*s %*s %*s %*s %*s %lu", local, &ino) != 2)
-            continue;
-        char *colon = strrchr(local, ':');
-        for (int i = 0; i < ninodes && colon; i++) {
-            if (inodes[i] != ino || n >= max)
-                continue;
-            int port = (int)strtol(colon + 1, NULL, 16);
-            int dup = 0;
-            for (int k = 0; k < n; k++)
-                dup |= ports[k] == port;
-            if (!dup)
-                ports[n++] = port;
-        }
-    }
-    fclose(fp);
-    return n;
+    static const char *const files[] = { "/proc/net/udp" };
+    return stray_ports(files, 1, NULL, ports, max);
 }
 
 static void garbage(int port)
@@ -169,7 +125,7 @@ static void attack(int port)
         m.hello.hdr_size = sizeof(struct plx_hdr);
         m.hello.src = 0;
         m.hello.dst = 1;
-        m.hello.size = (uint32_t)size;
+        m.hello.size = (uint32_t)stray_size;
         m.hello.streams = 16;
         for (int i = 0; i < 16; i++)
             m.hello.secret[i] = (uint8_t)(0xa5 ^ i);
@@ -201,81 +157,7 @@ static void attack(int port)
     }
 }
 
-static void traffic(int round)
-{
-    int right = (rank + 1) % size, left = (rank + size - 1) % size;
-    int out[2] = { rank, round }, in[2] = { -1, -1 };
-    PLX_CHECK_MPI(MPI_Sendrecv(out, 2, MPI_INT, right, 7, in, 2, MPI_INT, left, 7, MPI_COMM_WORLD,
-                               MPI_STATUS_IGNORE));
-    PLX_CHECK(in[0] == left && in[1] == round, "ring from %d: got {%d,%d}", left, in[0], in[1]);
-
-    const int big = 1 << 20;
-    unsigned char *b = plx_malloc((size_t)big);
-    if (rank == 0) {
-        plx_fill(b, (size_t)big, plx_seed(0, (uint32_t)round, (uint32_t)big, 9));
-        PLX_CHECK_MPI(MPI_Send(b, big, MPI_BYTE, size - 1, 8, MPI_COMM_WORLD));
-    } else if (rank == size - 1) {
-        memset(b, 0, (size_t)big);
-        PLX_CHECK_MPI(MPI_Recv(b, big, MPI_BYTE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        PLX_CHECK_PATTERN(b, (size_t)big, plx_seed(0, (uint32_t)round, (uint32_t)big, 9), "1 MiB message");
-    }
-    free(b);
-
-    int *sb = plx_malloc(sizeof(int) * (size_t)size), *rb = plx_malloc(sizeof(int) * (size_t)size);
-    MPI_Request *rq = plx_malloc(sizeof(MPI_Request) * 2 * (size_t)size);
-    for (int p = 0; p < size; p++) {
-        sb[p] = rank * 1000 + p + round;
-        rb[p] = -1;
-        PLX_CHECK_MPI(MPI_Irecv(&rb[p], 1, MPI_INT, p, 9, MPI_COMM_WORLD, &rq[p]));
-    }
-    for (int p = 0; p < size; p++)
-        PLX_CHECK_MPI(MPI_Isend(&sb[p], 1, MPI_INT, p, 9, MPI_COMM_WORLD, &rq[size + p]));
-    PLX_CHECK_MPI(MPI_Waitall(2 * size, rq, MPI_STATUSES_IGNORE));
-    for (int p = 0; p < size; p++)
-        PLX_CHECK(rb[p] == p * 1000 + rank + round, "all-to-all value from %d: %d", p, rb[p]);
-    free(sb);
-    free(rb);
-    free(rq);
-}
-
 int main(int argc, char **argv)
 {
-    int before[MAX_PORTS], nbefore = my_udp_ports(before, MAX_PORTS);
-    plx_test_init(&argc, &argv, "sctp_stray");
-    rank = plx_test_state()->rank;
-    size = plx_test_state()->size;
-    if (size < 2)
-        return plx_test_finish();
-    traffic(0);
-    int ports[MAX_PORTS], n = 0;
-    if (rank == 1) {
-        int all[MAX_PORTS], nall = my_udp_ports(all, MAX_PORTS);
-        for (int i = 0; i < nall; i++) {
-            int old = 0;
-            for (int k = 0; k < nbefore; k++)
-                old |= all[i] == before[k];
-            if (!old && n < MAX_PORTS)
-                ports[n++] = all[i];
-        }
-        PLX_CHECK(n == 1, "rank 1 has one UDP encapsulation port of its own (found %d)", n);
-        PLX_CHECK_MPI(MPI_Send(&n, 1, MPI_INT, 0, 1, MPI_COMM_WORLD));
-        PLX_CHECK_MPI(MPI_Send(ports, n, MPI_INT, 0, 1, MPI_COMM_WORLD));
-        int done = 0;
-        PLX_CHECK_MPI(MPI_Recv(&done, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        PLX_CHECK_EQ(done, n, "ports attacked");
-    } else if (rank == 0) {
-        PLX_CHECK_MPI(MPI_Recv(&n, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        PLX_CHECK_MPI(MPI_Recv(ports, n, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        for (int i = 0; i < n; i++)
-            attack(ports[i]);
-        PLX_CHECK_MPI(MPI_Send(&n, 1, MPI_INT, 1, 2, MPI_COMM_WORLD));
-    }
-    for (int round = 1; round <= 3; round++)
-        traffic(round);
-    int flag = 1;
-    MPI_Status st;
-    PLX_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    PLX_CHECK_MPI(MPI_Iprobe(MPI_ANY_SOURCE, FORGED_TAG, MPI_COMM_WORLD, &flag, &st));
-    PLX_CHECK(!flag, "a forged message with tag %d arrived from %d", FORGED_TAG, st.MPI_SOURCE);
-    return plx_test_finish();
+    return stray_run(&argc, &argv, "sctp_stray", "sctp", "UDP encapsulation port", my_udp_ports, attack);
 }

@@ -59,6 +59,7 @@
 #include "progress/progress.h"
 #include "route/route.h"
 #include "transport/sctp/sctp_impl.h"
+#include "util/secret.h"
 #include "util/util.h"
 
 /* SCTP_CMT_ON_OFF: a socket option of usrsctp's stack that usrsctp.h does
@@ -67,7 +68,6 @@
 #define SCTP_CMT_ON_OFF 0x00001200
 #endif
 
-#define PLX_SCTP_JOB_SECRET_KEY "plexus-job-secret"    /* the key TCP uses too (tcp.h) */
 
 struct plx_sctp_global plx_sctp = { .efd = -1 };
 
@@ -483,6 +483,15 @@ void plx_sctp_notification(const struct plx_sctp_rx *m)
                 return;
             a->up = 1;
             plx_sctp_assoc_prio(a);
+            if (plx_log_debug >= 1) {
+                struct sctp_status st;
+                socklen_t sl = sizeof st;
+                memset(&st, 0, sizeof st);
+                st.sstat_assoc_id = a->id;
+                if (usrsctp_getsockopt(plx_sctp.so, IPPROTO_SCTP, SCTP_STATUS, &st, &sl) == 0)
+                    plx_debug(1, "sctp: association %u up: DATA chunks of at most %u bytes, primary path MTU %u",
+                              (unsigned)a->id, st.sstat_fragmentation_point, st.sstat_primary.spinfo_mtu);
+            }
             if (c->sac_outbound_streams < plx_sctp.streams || c->sac_inbound_streams < plx_sctp.streams) {
                 char why[120];
                 snprintf(why, sizeof why, "it has %u/%u streams, PLEXUS_SCTP_STREAMS is %u",
@@ -672,69 +681,36 @@ static int plx_sctp_poll(void)
     return work;
 }
 
+/* The eventfd is read here, so that it wakes the sleep only for what
+ * arrives from now on (the engine polls once more before it sleeps). It
+ * used to be read only by a poll that found messages: a ring without one
+ * (the send callback) left it readable, and every "sleep" returned at once,
+ * a busy loop that kept usrsctp's own threads off the CPU. */
 static int plx_sctp_sleep_prepare(void)
 {
+    if (plx_sctp.efd >= 0)
+        plx_sctp_unring();
     return plx_sctp.efd;
 }
 
 /* --- start-up -------------------------------------------------------------------------- */
-
-static int plx_sctp_hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* The job secret's 128 bits, as TCP reads them (tcp.c): 32 hex digits as
- * they are; other text hashed (FNV-1a, two bases, splitmix64 finish). */
-static void plx_sctp_secret_from(const char *val, uint8_t out[16])
-{
-    size_t len = strlen(val);
-    int hex = len == 32;
-    for (size_t i = 0; hex && i < 32; i++)
-        hex = plx_sctp_hexval(val[i]) >= 0;
-    if (hex) {
-        for (int i = 0; i < 16; i++)
-            out[i] = (uint8_t)(plx_sctp_hexval(val[2 * i]) << 4 | plx_sctp_hexval(val[2 * i + 1]));
-        return;
-    }
-    uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
-    for (int k = 0; k < 2; k++) {
-        for (size_t i = 0; i < len; i++) {
-            h[k] ^= (uint8_t)val[i];
-            h[k] *= 0x100000001b3ull;
-        }
-        uint64_t z = h[k] + 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        h[k] = z ^ (z >> 31);
-        memcpy(out + 8 * k, &h[k], 8);
-    }
-}
 
 /* Before the fence: the launcher's secret, or (rank 0, when TCP, which
  * would publish one, is left out) a new one under the same key. */
 static void plx_sctp_secret_early(void)
 {
     char val[PLX_PM_MAX_VAL];
-    if (plx_pm_get(PLX_SCTP_JOB_SECRET_KEY, val, sizeof val) == PLX_OK && val[0]) {
-        plx_sctp_secret_from(val, plx_sctp.secret);
+    if (plx_pm_get(PLX_UTIL_SECRET_KEY, val, sizeof val) == PLX_OK && val[0]) {
+        plx_util_secret_from(val, plx_sctp.secret);
         plx_sctp.have_secret = 1;
         return;
     }
     if (plx_procs.my_lpid != 0 || plx_route_enabled("tcp"))
         return;
     uint8_t r[16];
-    if (plx_util_random(r, sizeof r) != 0)
+    if (plx_util_secret_new(r, val) != 0)
         return;
-    for (int i = 0; i < 16; i++)
-        snprintf(val + 2 * i, 3, "%02x", r[i]);
-    if (plx_pm_put(PLX_SCTP_JOB_SECRET_KEY, val) == PLX_OK) {
+    if (plx_pm_put(PLX_UTIL_SECRET_KEY, val) == PLX_OK) {
         memcpy(plx_sctp.secret, r, 16);
         plx_sctp.have_secret = 1;
     }
@@ -879,8 +855,15 @@ static int plx_sctp_start(char *card, size_t cardlen)
      * bundles those chunks into packets of more than 32 mbufs, which its
      * UDP output drops (the association then dies). A job within one node
      * runs over loopback: PLEXUS_SCTP_MTU_LOCAL; one across nodes uses
-     * PLEXUS_SCTP_MTU (0: discovery from 1500) for all its associations. */
-    plx_sctp.mtu = (uint32_t)(plx_procs.nlocal == plx_procs.n ? plx_config.sctp_mtu_local : plx_config.sctp_mtu);
+     * PLEXUS_SCTP_MTU (0: discovery from 1500) for all its associations.
+     * This runs before the card fence, when plx_procs does not know the
+     * nodes yet (it used to test plx_procs.nlocal, still 0 here, so no job
+     * ever had the local MTU: every association ran at 1460): the
+     * launcher's MPI_LOCALNRANKS (our mpiexec, Hydra) says whether every
+     * rank is on this node; without it, the job counts as spanning nodes. */
+    const char *ln = getenv("MPI_LOCALNRANKS");
+    int one_node = ln && atoi(ln) == plx_procs.n;
+    plx_sctp.mtu = (uint32_t)(one_node ? plx_config.sctp_mtu_local : plx_config.sctp_mtu);
     if (plx_sctp.mtu) {
         struct sctp_paddrparams pp;
         memset(&pp, 0, sizeof pp);
@@ -985,11 +968,11 @@ static plx_status_t plx_sctp_open(const struct plx_tp_upcalls *up, int needed, s
     }
     if (!plx_sctp.have_secret) {
         char val[PLX_PM_MAX_VAL];
-        if (plx_pm_get(PLX_SCTP_JOB_SECRET_KEY, val, sizeof val) != PLX_OK || !val[0]) {
+        if (plx_pm_get(PLX_UTIL_SECRET_KEY, val, sizeof val) != PLX_OK || !val[0]) {
             plx_warn("sctp: no job secret in the PMI key-value space (rank 0 could not make one)");
             return PLX_ERR_PM;
         }
-        plx_sctp_secret_from(val, plx_sctp.secret);
+        plx_util_secret_from(val, plx_sctp.secret);
         plx_sctp.have_secret = 1;
     }
     plx_sctp.timeout = plx_config.sctp_connect_timeout > 0 ? plx_config.sctp_connect_timeout : 30;

@@ -125,7 +125,7 @@ struct plx_sctp_global {
     struct plx_sctp_rx *rxq, **rxq_tail;
     atomic_int rx_pending;      /* messages in rxq */
     atomic_int rang;            /* eventfd written and not yet read */
-    atomic_int writable;        /* usrsctp said its send buffer has room */
+    atomic_int want_room;       /* a send found usrsctp's buffer full: the send callback rings */
     /* peers and associations */
     struct plx_sctp_peer **peers;       /* by world rank */
     struct plx_list assocs;
@@ -161,6 +161,7 @@ int plx_sctp_rx_cb(struct socket *so, union sctp_sockstore addr, void *data, siz
                    int flags, void *ulp);
 int plx_sctp_tx_cb(struct socket *so, uint32_t sb_free, void *ulp);
 int plx_sctp_rx_drain(void);
+void plx_sctp_unring(void);
 int plx_sctp_flush(struct plx_sctp_peer *p);
 int plx_sctp_flush_all(void);
 plx_status_t plx_sctp_send(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *hdr, const struct iovec *iov,

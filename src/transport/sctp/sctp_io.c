@@ -81,11 +81,27 @@ int plx_sctp_rx_cb(struct socket *so, union sctp_sockstore addr, void *data, siz
     return 1;
 }
 
+/* usrsctp calls this whenever acknowledged data frees room in the send
+ * buffer, i.e. on nearly every SACK. It wakes the progress engine only when
+ * a send found usrsctp full (want_room): a wake-up per SACK cost every
+ * message an extra switch to a thread with nothing to do. */
 int plx_sctp_tx_cb(struct socket *so, uint32_t sb_free, void *ulp)
 {
-    atomic_store_explicit(&plx_sctp.writable, 1, memory_order_release);
-    plx_sctp_ring();
+    if (atomic_exchange_explicit(&plx_sctp.want_room, 0, memory_order_acq_rel))
+        plx_sctp_ring();
     return 0;
+}
+
+/* The eventfd is readable while rang is 1; reading it lets the callback
+ * ring again. */
+void plx_sctp_unring(void)
+{
+    if (atomic_exchange_explicit(&plx_sctp.rang, 0, memory_order_acq_rel)) {
+        uint64_t v;
+        if (read(plx_sctp.efd, &v, sizeof v) < 0) {
+            /* EAGAIN: already read */
+        }
+    }
 }
 
 /* --- receiving (the poll) ---------------------------------------------------------------- */
@@ -208,12 +224,7 @@ static void plx_sctp_on_data(struct plx_sctp_assoc *a, unsigned sid, const char 
 
 int plx_sctp_rx_drain(void)
 {
-    if (atomic_exchange_explicit(&plx_sctp.rang, 0, memory_order_acq_rel)) {
-        uint64_t v;
-        if (read(plx_sctp.efd, &v, sizeof v) < 0) {
-            /* EAGAIN: already read */
-        }
-    }
+    plx_sctp_unring();
     pthread_mutex_lock(&plx_sctp.rx_lock);
     struct plx_sctp_rx *m = plx_sctp.rxq;
     plx_sctp.rxq = NULL;
@@ -347,8 +358,12 @@ static int plx_sctp_flush_stream(struct plx_sctp_peer *p, unsigned s, int *work)
             msg = plx_sctp.txbuf;
         }
         ssize_t w = plx_sctp_sendmsg(p->out, s, msg, len);
+        if (w < 0 && (errno == EWOULDBLOCK || errno == EAGAIN || errno == ENOBUFS)) {
+            atomic_store_explicit(&plx_sctp.want_room, 1, memory_order_release);
+            return 0;
+        }
         if (w < 0)
-            return errno == EWOULDBLOCK || errno == EAGAIN || errno == ENOBUFS ? 0 : -1;
+            return -1;
         (*work)++;
         /* account len bytes from the head on */
         size_t left = len;
@@ -391,7 +406,6 @@ int plx_sctp_flush(struct plx_sctp_peer *p)
 int plx_sctp_flush_all(void)
 {
     int work = 0;
-    atomic_store_explicit(&plx_sctp.writable, 0, memory_order_relaxed);
     struct plx_list *pos, *nx;
     plx_list_for_each_safe(pos, nx, &plx_sctp.busy)
         work += plx_sctp_flush(plx_container_of(pos, struct plx_sctp_peer, busy_link));
@@ -468,6 +482,7 @@ plx_status_t plx_sctp_send(struct plx_tp_iface *ifc, int lpid, const struct plx_
         }
         if (plx_sctp_sendmsg(p->out, s, plx_sctp.txbuf, total) == (ssize_t)total)
             return PLX_OK;
+        atomic_store_explicit(&plx_sctp.want_room, 1, memory_order_release);
     } else if (p->queued > plx_sctp.sendq_max) {
         return PLX_BUSY;
     }

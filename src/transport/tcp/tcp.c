@@ -52,6 +52,7 @@
 #include "pm/pm.h"
 #include "progress/progress.h"
 #include "transport/tcp/tcp_impl.h"
+#include "util/secret.h"
 #include "util/util.h"
 
 static char plx_tcp_listen_tag;         /* epoll data of the listening socket */
@@ -454,46 +455,6 @@ static void plx_tcp_finalize(void)
 
 /* --- start-up ----------------------------------------------------------------------- */
 
-static int plx_tcp_hexval(int ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
-/* 32 hex digits are the secret itself; any other text is hashed into 128
- * bits (two FNV-1a streams with different bases, each finished with a
- * splitmix64 mix). The launcher's value carries the entropy; the hash only
- * brings it to the handshake's size. */
-static void plx_tcp_secret_from(const char *val, uint8_t out[16])
-{
-    size_t len = strlen(val);
-    int hex = len == 32;
-    for (size_t i = 0; hex && i < 32; i++)
-        hex = plx_tcp_hexval(val[i]) >= 0;
-    if (hex) {
-        for (int i = 0; i < 16; i++)
-            out[i] = (uint8_t)(plx_tcp_hexval(val[2 * i]) << 4 | plx_tcp_hexval(val[2 * i + 1]));
-        return;
-    }
-    uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
-    for (int k = 0; k < 2; k++) {
-        for (size_t i = 0; i < len; i++) {
-            h[k] ^= (uint8_t)val[i];
-            h[k] *= 0x100000001b3ull;
-        }
-        uint64_t z = h[k] + 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        h[k] = z ^ (z >> 31);
-        memcpy(out + 8 * k, &h[k], 8);
-    }
-}
-
 /* The job secret. From the launcher when it put one in the KVS. Otherwise
  * rank 0 draws 128 random bits and publishes them before the card fence.
  * That is weaker than a launcher-made secret: the value then travels to
@@ -504,19 +465,17 @@ static void plx_tcp_secret_early(void)
 {
     char val[PLX_PM_MAX_VAL];
     if (plx_pm_get(PLX_TCP_SECRET_KEY, val, sizeof val) == PLX_OK && val[0]) {
-        plx_tcp_secret_from(val, plx_tcp.secret);
+        plx_util_secret_from(val, plx_tcp.secret);
         plx_tcp.have_secret = 1;
         return;
     }
     if (plx_procs.my_lpid != 0)
         return;                 /* rank 0 publishes it; read after the fence */
     uint8_t r[16];
-    if (plx_util_random(r, sizeof r) != 0) {
+    if (plx_util_secret_new(r, val) != 0) {
         plx_warn("tcp: cannot read random bytes for the job secret: %s", strerror(errno));
         return;
     }
-    for (int i = 0; i < 16; i++)
-        snprintf(val + 2 * i, 3, "%02x", r[i]);
     if (plx_pm_put(PLX_TCP_SECRET_KEY, val) != PLX_OK) {
         plx_warn("tcp: cannot publish the job secret");
         return;
@@ -535,7 +494,7 @@ static plx_status_t plx_tcp_secret_get(void)
         plx_warn("tcp: no job secret in the PMI key-value space (rank 0 could not make one)");
         return PLX_ERR_PM;
     }
-    plx_tcp_secret_from(val, plx_tcp.secret);
+    plx_util_secret_from(val, plx_tcp.secret);
     plx_tcp.have_secret = 1;
     return PLX_OK;
 }
