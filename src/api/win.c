@@ -11,7 +11,9 @@
  * the target and displacement: "MPI_Put(rank 2): target 3, displacement
  * 120: bytes [480, 488) are past the target's window of 400 bytes".
  */
+#include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +144,7 @@ int PMPI_Free_mem(void *base)
 
 /* ---- creation and free ------------------------------------------------------------------------ */
 
-static int plx_win_make(int flavor, void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+static int plx_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                         void *baseptr, MPI_Win *win, const char *fn)
 {
     struct plx_comm *c;
@@ -163,7 +165,14 @@ static int plx_win_make(int flavor, void *base, MPI_Aint size, int disp_unit, MP
         goto out;
     }
     if (disp_unit <= 0) {
-        rc = plx_api_err(c, fn, MPI_ERR_DISP, "argument 'disp_unit' must be positive (got %d)", disp_unit);
+        rc = plx_api_err(c, fn, MPI_ERR_DISP, "argument 'disp_unit' must be positive (got %ld)", (long)disp_unit);
+        goto out;
+    }
+    if (disp_unit > INT_MAX) {  /* `_c` forms: MPI_WIN_DISP_UNIT is an int attribute */
+        rc = plx_api_err(c, fn, MPI_ERR_DISP,
+                         "argument 'disp_unit' (%ld) is above %d, the largest the window's MPI_WIN_DISP_UNIT "
+                         "attribute (an int) can report",
+                         (long)disp_unit, INT_MAX);
         goto out;
     }
     if (flavor != MPI_WIN_FLAVOR_CREATE && flavor != MPI_WIN_FLAVOR_DYNAMIC && !baseptr) {
@@ -177,7 +186,7 @@ static int plx_win_make(int flavor, void *base, MPI_Aint size, int disp_unit, MP
     struct plx_win *w;
     void *b = NULL;
     const char *what = "";
-    int cls = plx_win_create(c, flavor, base, size, disp_unit, inf, &w, &b, &what);
+    int cls = plx_win_create(c, flavor, base, size, (int)disp_unit, inf, &w, &b, &what);
     if (cls != MPI_SUCCESS) {
         rc = plx_api_err(c, fn, cls, "%s", what);
         goto out;
@@ -217,10 +226,10 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
     return plx_win_make(MPI_WIN_FLAVOR_DYNAMIC, NULL, 0, 1, info, comm, NULL, win, "MPI_Win_create_dynamic");
 }
 
-#pragma weak MPI_Win_shared_query = PMPI_Win_shared_query
-int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+/* MPI_Win_shared_query and its `_c` form (disp_unit as MPI_Aint) */
+static int plx_win_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, MPI_Aint *disp_unit_c,
+                         void *baseptr, const char *fn)
 {
-    static const char fn[] = "MPI_Win_shared_query";
     struct plx_win *w;
     plx_api_lock();
     int rc = plx_win_arg(win, &w, fn);
@@ -240,9 +249,9 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
                          w->comm->size);
         goto out;
     }
-    if (!size || !disp_unit || !baseptr) {
+    if (!size || (!disp_unit && !disp_unit_c) || !baseptr) {
         rc = plx_win_err(w, fn, MPI_ERR_ARG, "argument '%s' is NULL",
-                         !size ? "size" : !disp_unit ? "disp_unit" : "baseptr");
+                         !size ? "size" : !disp_unit && !disp_unit_c ? "disp_unit" : "baseptr");
         goto out;
     }
     int r = rank;
@@ -252,11 +261,50 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
             r++;
     }
     *size = (MPI_Aint)w->t[r].size;
-    *disp_unit = w->t[r].disp_unit;
+    if (disp_unit)
+        *disp_unit = w->t[r].disp_unit;
+    else
+        *disp_unit_c = w->t[r].disp_unit;
     *(void **)baseptr = w->t[r].mem;
 out:
     plx_api_unlock();
     return rc;
+}
+
+#pragma weak MPI_Win_shared_query = PMPI_Win_shared_query
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+    return plx_win_query(win, rank, size, disp_unit, NULL, baseptr, "MPI_Win_shared_query");
+}
+
+/* MPI 4.0 large-count forms of the creation calls and the query */
+
+#pragma weak MPI_Win_create_c = PMPI_Win_create_c
+int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    return plx_win_make(MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win, "MPI_Win_create_c");
+}
+
+#pragma weak MPI_Win_allocate_c = PMPI_Win_allocate_c
+int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                        MPI_Win *win)
+{
+    return plx_win_make(MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win,
+                        "MPI_Win_allocate_c");
+}
+
+#pragma weak MPI_Win_allocate_shared_c = PMPI_Win_allocate_shared_c
+int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                               MPI_Win *win)
+{
+    return plx_win_make(MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, baseptr, win,
+                        "MPI_Win_allocate_shared_c");
+}
+
+#pragma weak MPI_Win_shared_query_c = PMPI_Win_shared_query_c
+int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
+{
+    return plx_win_query(win, rank, size, NULL, disp_unit, baseptr, "MPI_Win_shared_query_c");
 }
 
 #pragma weak MPI_Win_attach = PMPI_Win_attach
@@ -564,7 +612,9 @@ static int plx_win_op(MPI_Win win, struct plx_rma_args *a, MPI_Datatype ot, MPI_
         goto out;
     }
     if (a->ocount < 0 || a->tcount < 0 || a->rcount < 0) {
-        rc = plx_win_err(w, fn, MPI_ERR_COUNT, "target %d: a count is negative", a->target);
+        rc = plx_win_err(w, fn, MPI_ERR_COUNT, "target %d: argument '%s' is negative (%lld)", a->target,
+                         a->tcount < 0 ? "target_count" : a->ocount < 0 ? "origin_count" : "result_count",
+                         (long long)(a->tcount < 0 ? a->tcount : a->ocount < 0 ? a->ocount : a->rcount));
         goto out;
     }
     if (ot != MPI_DATATYPE_NULL && (rc = plx_win_dtype(w, ot, &a->odt, fn, "origin_datatype")))
@@ -573,6 +623,21 @@ static int plx_win_op(MPI_Win win, struct plx_rma_args *a, MPI_Datatype ot, MPI_
         goto out;
     if ((rc = plx_win_dtype(w, tt, &a->tdt, fn, "target_datatype")))
         goto out;
+    /* a `_c` count so large that its bytes overflow (the window check below needs them) */
+    {
+        const struct { MPI_Aint n; const struct plx_datatype *dt; const char *arg; } cnt[3] = {
+            { a->tcount, a->tdt, "target_count" }, { a->ocount, a->odt, "origin_count" },
+            { a->rcount, a->rdt, "result_count" } };
+        for (int i = 0; i < 3; i++) {
+            if (cnt[i].dt && cnt[i].dt->size > 0 && cnt[i].n > PTRDIFF_MAX / cnt[i].dt->size) {
+                rc = plx_win_err(w, fn, MPI_ERR_COUNT,
+                                 "target %d: argument '%s' (%lld) times its datatype's size (%ld) overflows "
+                                 "the address space",
+                                 a->target, cnt[i].arg, (long long)cnt[i].n, (long)cnt[i].dt->size);
+                goto out;
+            }
+        }
+    }
     /* epoch */
     int t = a->target;
     int in_epoch = w->fence || w->lockall || w->lock[t];
@@ -676,6 +741,15 @@ static int plx_win_op(MPI_Win win, struct plx_rma_args *a, MPI_Datatype ot, MPI_
         r = plx_request_new(PLX_REQ_RMA, w->comm);
         r->rank = t;
     }
+    if (tbytes == 0 && kind != PLX_RMA_K_CAS) {
+        /* moves nothing (zero elements, or elements of an empty type: with a `_c` count that
+         * may be above INT_MAX): complete at once, no operation applied */
+        if (r) {
+            r->cc = 0;
+            *request = r->obj.handle;
+        }
+        goto out;
+    }
     char msg[256] = "";
     int cls = plx_rma_issue(w, a, r, msg, sizeof msg);
     if (cls) {
@@ -691,32 +765,72 @@ out:
     return rc;
 }
 
+/* The operations' bodies, shared by the int entry points and their `_c`
+ * forms (MPI 4.0 large counts: MPI_Count counts, the same checks; the
+ * call's name in messages says which form was called). */
+static int plx_win_put(const void *oaddr, MPI_Count ocount, MPI_Datatype odt, int target, MPI_Aint disp,
+                       MPI_Count tcount, MPI_Datatype tdt, MPI_Win win, MPI_Request *request, const char *fn)
+{
+    struct plx_rma_args a = { .kind = PLX_RMA_K_PUT, .obuf = oaddr, .ocount = ocount, .target = target,
+                              .disp = disp, .tcount = tcount };
+    return plx_win_op(win, &a, odt, MPI_DATATYPE_NULL, tdt, request, fn);
+}
+
+static int plx_win_get(void *oaddr, MPI_Count ocount, MPI_Datatype odt, int target, MPI_Aint disp,
+                       MPI_Count tcount, MPI_Datatype tdt, MPI_Win win, MPI_Request *request, const char *fn)
+{
+    struct plx_rma_args a = { .kind = PLX_RMA_K_GET, .rbuf = oaddr, .ocount = ocount, .rcount = ocount,
+                              .target = target, .disp = disp, .tcount = tcount };
+    return plx_win_op(win, &a, odt, odt, tdt, request, fn);
+}
+
+static int plx_win_acc(const void *oaddr, MPI_Count ocount, MPI_Datatype odt, int target, MPI_Aint disp,
+                       MPI_Count tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win, MPI_Request *request,
+                       const char *fn)
+{
+    struct plx_rma_args a = { .kind = PLX_RMA_K_ACC, .obuf = oaddr, .ocount = ocount, .target = target,
+                              .disp = disp, .tcount = tcount, .op = op };
+    return plx_win_op(win, &a, odt, MPI_DATATYPE_NULL, tdt, request, fn);
+}
+
+static int plx_win_gacc(const void *oaddr, MPI_Count ocount, MPI_Datatype odt, void *raddr, MPI_Count rcount,
+                        MPI_Datatype rdt, int target, MPI_Aint disp, MPI_Count tcount, MPI_Datatype tdt, MPI_Op op,
+                        MPI_Win win, MPI_Request *request, const char *fn)
+{
+    struct plx_rma_args a = { .kind = PLX_RMA_K_GACC, .obuf = oaddr, .ocount = ocount, .rbuf = raddr,
+                              .rcount = rcount, .target = target, .disp = disp, .tcount = tcount, .op = op };
+    return plx_win_op(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : odt, rdt, tdt, request, fn);
+}
+
+/* the request forms: a NULL request is refused before anything else */
+#define PLX_WIN_REQ_ARG(fn)                                   \
+    do {                                                      \
+        if (!request)                                         \
+            return plx_api_null_arg(NULL, (fn), "request");   \
+    } while (0)
+
 #pragma weak MPI_Put = PMPI_Put
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    struct plx_rma_args a = { .kind = PLX_RMA_K_PUT, .obuf = origin_addr, .ocount = origin_count,
-                              .target = target_rank, .disp = target_disp, .tcount = target_count };
-    return plx_win_op(win, &a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, NULL, "MPI_Put");
+    return plx_win_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, NULL, "MPI_Put");
 }
 
 #pragma weak MPI_Get = PMPI_Get
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    struct plx_rma_args a = { .kind = PLX_RMA_K_GET, .rbuf = origin_addr, .ocount = origin_count,
-                              .rcount = origin_count, .target = target_rank, .disp = target_disp,
-                              .tcount = target_count };
-    return plx_win_op(win, &a, origin_datatype, origin_datatype, target_datatype, NULL, "MPI_Get");
+    return plx_win_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, NULL, "MPI_Get");
 }
 
 #pragma weak MPI_Accumulate = PMPI_Accumulate
 int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    struct plx_rma_args a = { .kind = PLX_RMA_K_ACC, .obuf = origin_addr, .ocount = origin_count,
-                              .target = target_rank, .disp = target_disp, .tcount = target_count, .op = op };
-    return plx_win_op(win, &a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, NULL, "MPI_Accumulate");
+    return plx_win_acc(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, op, win, NULL, "MPI_Accumulate");
 }
 
 #pragma weak MPI_Get_accumulate = PMPI_Get_accumulate
@@ -724,21 +838,17 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
                         int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
                         int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    struct plx_rma_args a = { .kind = PLX_RMA_K_GACC, .obuf = origin_addr, .ocount = origin_count,
-                              .rbuf = result_addr, .rcount = result_count, .target = target_rank,
-                              .disp = target_disp, .tcount = target_count, .op = op };
-    return plx_win_op(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : origin_datatype, result_datatype,
-                      target_datatype, NULL, "MPI_Get_accumulate");
+    return plx_win_gacc(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                        target_rank, target_disp, target_count, target_datatype, op, win, NULL,
+                        "MPI_Get_accumulate");
 }
 
 #pragma weak MPI_Fetch_and_op = PMPI_Fetch_and_op
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
                       MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-    struct plx_rma_args a = { .kind = PLX_RMA_K_GACC, .obuf = origin_addr, .ocount = 1, .rbuf = result_addr,
-                              .rcount = 1, .target = target_rank, .disp = target_disp, .tcount = 1, .op = op };
-    return plx_win_op(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : datatype, datatype, datatype, NULL,
-                      "MPI_Fetch_and_op");
+    return plx_win_gacc(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1, datatype,
+                        op, win, NULL, "MPI_Fetch_and_op");
 }
 
 #pragma weak MPI_Compare_and_swap = PMPI_Compare_and_swap
@@ -769,11 +879,9 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
               MPI_Request *request)
 {
-    if (!request)
-        return plx_api_null_arg(NULL, "MPI_Rput", "request");
-    struct plx_rma_args a = { .kind = PLX_RMA_K_PUT, .obuf = origin_addr, .ocount = origin_count,
-                              .target = target_rank, .disp = target_disp, .tcount = target_count };
-    return plx_win_op(win, &a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, request, "MPI_Rput");
+    PLX_WIN_REQ_ARG("MPI_Rput");
+    return plx_win_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, request, "MPI_Rput");
 }
 
 #pragma weak MPI_Rget = PMPI_Rget
@@ -781,12 +889,9 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
               MPI_Request *request)
 {
-    if (!request)
-        return plx_api_null_arg(NULL, "MPI_Rget", "request");
-    struct plx_rma_args a = { .kind = PLX_RMA_K_GET, .rbuf = origin_addr, .ocount = origin_count,
-                              .rcount = origin_count, .target = target_rank, .disp = target_disp,
-                              .tcount = target_count };
-    return plx_win_op(win, &a, origin_datatype, origin_datatype, target_datatype, request, "MPI_Rget");
+    PLX_WIN_REQ_ARG("MPI_Rget");
+    return plx_win_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, request, "MPI_Rget");
 }
 
 #pragma weak MPI_Raccumulate = PMPI_Raccumulate
@@ -794,11 +899,9 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                      MPI_Request *request)
 {
-    if (!request)
-        return plx_api_null_arg(NULL, "MPI_Raccumulate", "request");
-    struct plx_rma_args a = { .kind = PLX_RMA_K_ACC, .obuf = origin_addr, .ocount = origin_count,
-                              .target = target_rank, .disp = target_disp, .tcount = target_count, .op = op };
-    return plx_win_op(win, &a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, request, "MPI_Raccumulate");
+    PLX_WIN_REQ_ARG("MPI_Raccumulate");
+    return plx_win_acc(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, op, win, request, "MPI_Raccumulate");
 }
 
 #pragma weak MPI_Rget_accumulate = PMPI_Rget_accumulate
@@ -807,13 +910,90 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
                          int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                          MPI_Request *request)
 {
-    if (!request)
-        return plx_api_null_arg(NULL, "MPI_Rget_accumulate", "request");
-    struct plx_rma_args a = { .kind = PLX_RMA_K_GACC, .obuf = origin_addr, .ocount = origin_count,
-                              .rbuf = result_addr, .rcount = result_count, .target = target_rank,
-                              .disp = target_disp, .tcount = target_count, .op = op };
-    return plx_win_op(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : origin_datatype, result_datatype,
-                      target_datatype, request, "MPI_Rget_accumulate");
+    PLX_WIN_REQ_ARG("MPI_Rget_accumulate");
+    return plx_win_gacc(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                        target_rank, target_disp, target_count, target_datatype, op, win, request,
+                        "MPI_Rget_accumulate");
+}
+
+/* MPI 4.0 large-count forms of the operations */
+
+#pragma weak MPI_Put_c = PMPI_Put_c
+int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+               MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    return plx_win_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, NULL, "MPI_Put_c");
+}
+
+#pragma weak MPI_Get_c = PMPI_Get_c
+int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+               MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    return plx_win_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, NULL, "MPI_Get_c");
+}
+
+#pragma weak MPI_Accumulate_c = PMPI_Accumulate_c
+int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+                      MPI_Op op, MPI_Win win)
+{
+    return plx_win_acc(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, op, win, NULL, "MPI_Accumulate_c");
+}
+
+#pragma weak MPI_Get_accumulate_c = PMPI_Get_accumulate_c
+int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                          void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank,
+                          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win)
+{
+    return plx_win_gacc(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                        target_rank, target_disp, target_count, target_datatype, op, win, NULL,
+                        "MPI_Get_accumulate_c");
+}
+
+#pragma weak MPI_Rput_c = PMPI_Rput_c
+int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                MPI_Request *request)
+{
+    PLX_WIN_REQ_ARG("MPI_Rput_c");
+    return plx_win_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, request, "MPI_Rput_c");
+}
+
+#pragma weak MPI_Rget_c = PMPI_Rget_c
+int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                MPI_Request *request)
+{
+    PLX_WIN_REQ_ARG("MPI_Rget_c");
+    return plx_win_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, request, "MPI_Rget_c");
+}
+
+#pragma weak MPI_Raccumulate_c = PMPI_Raccumulate_c
+int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                       int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    PLX_WIN_REQ_ARG("MPI_Raccumulate_c");
+    return plx_win_acc(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, op, win, request, "MPI_Raccumulate_c");
+}
+
+#pragma weak MPI_Rget_accumulate_c = PMPI_Rget_accumulate_c
+int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                           void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                           int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                           MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    PLX_WIN_REQ_ARG("MPI_Rget_accumulate_c");
+    return plx_win_gacc(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                        target_rank, target_disp, target_count, target_datatype, op, win, request,
+                        "MPI_Rget_accumulate_c");
 }
 
 /* ---- synchronisation ---------------------------------------------------------------------------------------- */
@@ -1127,10 +1307,21 @@ int PMPI_Win_sync(MPI_Win win)
     struct plx_win *w;
     plx_api_lock();
     int rc = plx_win_arg(win, &w, fn);
-    if (rc == MPI_SUCCESS) {
-        plx_progress_poll();
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (rc)
+        goto out;
+    /* MPI 4.1 section 12.5.4 (as 3.1's 11.5.4): "All flush and sync functions can be called
+     * only within passive target epochs" -- an epoch of MPI_Win_lock or _lock_all opened by
+     * this process; fence, PSCW or no epoch at all is erroneous. */
+    if (!w->nlocked && !w->lockall) {
+        rc = plx_win_err(w, fn, MPI_ERR_RMA_SYNC,
+                         "no passive-target epoch is open (%s); MPI_Win_sync may be called only between "
+                         "MPI_Win_lock/MPI_Win_lock_all and their unlock",
+                         w->fence ? "an MPI_Win_fence epoch" : plx_win_epoch_name(w));
+        goto out;
     }
+    plx_progress_poll();
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+out:
     plx_api_unlock();
     return rc;
 }
