@@ -110,6 +110,31 @@ static void ops(MPI_Win win, int *mem, const char *what)
         snprintf(label, sizeof label, "%s: lock_all: MPI_Rget_accumulate_c fetched element %d", what, i);
         PLX_CHECK_EQ(res[i], initial(right, 56 + i), label);
     }
+    /* flush_all and flush_local_all complete a get before the epoch ends, while the target
+     * stays out of MPI for 100 ms (on the message path its answer must have arrived; these
+     * calls once returned at once, MPI_PROC_NULL being -1) */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        struct timespec ts = { 0, 100 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    if (rank == 0) {
+        int g2[8] = { 0 }, g3[8] = { 0 };
+        PLX_CHECK_MPI(MPI_Get_c(g2, 8, MPI_INT, right, 8, 8, MPI_INT, win));
+        PLX_CHECK_MPI(MPI_Win_flush_all(win));
+        for (int i = 0; i < 8; i++) {
+            snprintf(label, sizeof label, "%s: lock_all: MPI_Get_c completed by MPI_Win_flush_all, element %d",
+                     what, i);
+            PLX_CHECK_EQ(g2[i], initial(right, 8 + i), label);
+        }
+        PLX_CHECK_MPI(MPI_Get_c(g3, 8, MPI_INT, right, 40, 8, MPI_INT, win));
+        PLX_CHECK_MPI(MPI_Win_flush_local_all(win));
+        for (int i = 0; i < 8; i++) {
+            snprintf(label, sizeof label,
+                     "%s: lock_all: MPI_Get_c completed by MPI_Win_flush_local_all, element %d", what, i);
+            PLX_CHECK_EQ(g3[i], initial(right, 40 + i), label);
+        }
+    }
     PLX_CHECK_MPI(MPI_Win_unlock_all(win));
     MPI_Barrier(MPI_COMM_WORLD);
     PLX_CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));  /* to read our own memory in the unified model */
