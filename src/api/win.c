@@ -13,7 +13,6 @@
  */
 #include <limits.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -648,7 +647,8 @@ static int plx_win_op(MPI_Win win, struct plx_rma_args *a, MPI_Datatype ot, MPI_
             { a->tcount, a->tdt, "target_count" }, { a->ocount, a->odt, "origin_count" },
             { a->rcount, a->rdt, "result_count" } };
         for (int i = 0; i < 3; i++) {
-            if (cnt[i].dt && cnt[i].dt->size > 0 && cnt[i].n > PTRDIFF_MAX / cnt[i].dt->size) {
+            MPI_Aint bytes;
+            if (cnt[i].dt && __builtin_mul_overflow(cnt[i].n, (MPI_Aint)cnt[i].dt->size, &bytes)) {
                 rc = plx_win_err(w, fn, MPI_ERR_COUNT,
                                  "target %d: argument '%s' (%lld) times its datatype's size (%ld) overflows "
                                  "the address space",
