@@ -13,12 +13,10 @@ hosts' check), and no /dev/shm segment of the job (checked here: the hosts
 share this machine's /dev/shm).
 """
 import os
-import subprocess
 
 import pytest
 
-from conftest import SRC_ROOT
-from test_multihost import hosts_job, launch, tcp_transport  # noqa: F401 (fixtures)
+from test_multihost import build_mpi_tests, hosts_job, launch, tcp_transport  # noqa: F401 (fixtures)
 
 # program -> its extra arguments (those of tests/mpi/CMakeLists.txt)
 RMA_PROGS = {
@@ -36,19 +34,7 @@ LAYOUTS = [(2, 2), (2, 4)]
 @pytest.fixture(scope="session")
 def rma_progs(build_dir, tmp_path_factory):
     """The RMA test programs, built with our mpicc."""
-    mpicc = os.path.join(build_dir, "bin", "mpicc")
-    out = tmp_path_factory.mktemp("rma")
-    progs = {}
-    for name in RMA_PROGS:
-        src = os.path.join(SRC_ROOT, "tests", "mpi", name + ".c")
-        exe = str(out / name)
-        res = subprocess.run([mpicc, "-std=c11", "-O2", "-g", "-Wno-stringop-overflow", "-I",
-                              os.path.join(SRC_ROOT, "tests", "mpi"), "-o", exe, src],
-                             capture_output=True, text=True, timeout=300)
-        if res.returncode != 0:
-            pytest.fail("cannot build %s:\n%s" % (src, res.stderr))
-        progs[name] = exe
-    return progs
+    return build_mpi_tests(build_dir, tmp_path_factory.mktemp("rma"), RMA_PROGS)
 
 
 def job_segments(pid):
