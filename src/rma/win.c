@@ -297,6 +297,7 @@ int plx_win_create(struct plx_comm *comm, int flavor, void *base, MPI_Aint size,
     w->attr_disp_unit = disp_unit;
     w->attr_flavor = flavor;
     w->attr_model = w->model;
+    plx_rma_win_ready(w);
     *win_p = w;
     return MPI_SUCCESS;
 fail:
