@@ -49,6 +49,20 @@ static void sequence(MPI_Win win, int rank, int size, int check_order, const cha
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Sets accumulate_ordering to `value` on win; MPI_Win_get_info must then report `expect`. */
+static void set_ordering(MPI_Win win, MPI_Info info, const char *value, const char *expect, const char *what)
+{
+    MPI_Info used;
+    char v[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    MPI_Info_set(info, "accumulate_ordering", value);
+    MPI_Win_set_info(win, info);
+    MPI_Win_get_info(win, &used);
+    MPI_Info_get(used, "accumulate_ordering", MPI_MAX_INFO_VAL, v, &flag);
+    PLX_CHECK(flag && !strcmp(v, expect), "%s (got \"%s\", expected \"%s\")", what, flag ? v : "", expect);
+    MPI_Info_free(&used);
+}
+
 int main(int argc, char **argv)
 {
     plx_test_init(&argc, &argv, "rma_ordering");
@@ -80,20 +94,8 @@ int main(int argc, char **argv)
     sequence(win, rank, size, 0, "allocate, accumulate_ordering=none");
     if (plx_lib_is("Plexus")) {
         /* a value that is not a list of rar, raw, war, waw (or none) is ignored */
-        MPI_Info_set(info, "accumulate_ordering", "raw,sideways");
-        MPI_Win_set_info(win, info);
-        MPI_Win_get_info(win, &used);
-        MPI_Info_get(used, "accumulate_ordering", MPI_MAX_INFO_VAL, v, &flag);
-        PLX_CHECK(flag && !strcmp(v, "none"), "an invalid accumulate_ordering is ignored (got \"%s\")",
-                  flag ? v : "");
-        MPI_Info_free(&used);
-        MPI_Info_set(info, "accumulate_ordering", "waw, raw");
-        MPI_Win_set_info(win, info);
-        MPI_Win_get_info(win, &used);
-        MPI_Info_get(used, "accumulate_ordering", MPI_MAX_INFO_VAL, v, &flag);
-        PLX_CHECK(flag && !strcmp(v, "waw, raw"), "a valid accumulate_ordering is taken (got \"%s\")",
-                  flag ? v : "");
-        MPI_Info_free(&used);
+        set_ordering(win, info, "raw,sideways", "none", "an invalid accumulate_ordering is ignored");
+        set_ordering(win, info, "waw, raw", "waw, raw", "a valid accumulate_ordering is taken");
     }
     MPI_Info_free(&info);
     MPI_Win_free(&win);
