@@ -11,6 +11,7 @@
  * the target and displacement: "MPI_Put(rank 2): target 3, displacement
  * 120: bytes [480, 488) are past the target's window of 400 bytes".
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,57 @@ static int plx_win_info_arg(struct plx_comm *c, MPI_Info h, struct plx_info **i_
     return plx_api_info(c, h, i_p, fn, "info");
 }
 
+/* ---- the frame of a call on a window ------------------------------------------------------------ */
+
+/* A call's work once its window is known: MPI_SUCCESS, or an error raised on w. */
+typedef int (*plx_win_body)(struct plx_win *w, const char *fn, void *arg);
+
+/* Every call given a window: the library lock, the window decoded (MPI_ERR_WIN, raised on
+ * MPI_COMM_WORLD's handler), then the call's own work. */
+static int plx_win_call(MPI_Win win, const char *fn, plx_win_body body, void *arg)
+{
+    struct plx_win *w;
+    plx_api_lock();
+    int rc = plx_win_arg(win, &w, fn);
+    if (rc == MPI_SUCCESS)
+        rc = body(w, fn, arg);
+    plx_api_unlock();
+    return rc;
+}
+
+/* An output (or required input) argument that must not be NULL: MPI_ERR_ARG on w. */
+static int plx_win_ptr_arg(struct plx_win *w, const char *fn, const void *p, const char *name)
+{
+    if (p)
+        return MPI_SUCCESS;
+    return plx_win_err(w, fn, MPI_ERR_ARG, "argument '%s' is NULL", name);
+}
+
+/* A rank of the window (MPI_PROC_NULL not included): MPI_ERR_RANK on w. */
+static int plx_win_target_arg(struct plx_win *w, int rank, const char *fn)
+{
+    if (rank < 0 || rank >= w->comm->size)
+        return plx_win_err(w, fn, MPI_ERR_RANK, "argument '%s' is %d; the window has %d ranks",
+                           !strncmp(fn, "MPI_Win_", 8) ? "rank" : "target_rank", rank, w->comm->size);
+    return MPI_SUCCESS;
+}
+
+/* attach and detach take windows of MPI_Win_create_dynamic only */
+static int plx_win_dynamic_arg(struct plx_win *w, const char *fn)
+{
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return MPI_SUCCESS;
+    return plx_win_err(w, fn, MPI_ERR_RMA_FLAVOR, "the window was not made by MPI_Win_create_dynamic");
+}
+
+static const char *plx_win_epoch_name(const struct plx_win *w)
+{
+    return w->lockall ? "an MPI_Win_lock_all epoch" : w->nlocked ? "an MPI_Win_lock epoch"
+                      : w->start_ranks                        ? "an MPI_Win_start epoch"
+                      : w->post_ranks                         ? "an MPI_Win_post epoch"
+                                                              : "no epoch";
+}
+
 /* ---- memory ------------------------------------------------------------------------------ */
 
 #pragma weak MPI_Alloc_mem = PMPI_Alloc_mem
@@ -142,7 +194,7 @@ int PMPI_Free_mem(void *base)
 
 /* ---- creation and free ------------------------------------------------------------------------ */
 
-static int plx_win_make(int flavor, void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+static int plx_win_make(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                         void *baseptr, MPI_Win *win, const char *fn)
 {
     struct plx_comm *c;
@@ -163,7 +215,14 @@ static int plx_win_make(int flavor, void *base, MPI_Aint size, int disp_unit, MP
         goto out;
     }
     if (disp_unit <= 0) {
-        rc = plx_api_err(c, fn, MPI_ERR_DISP, "argument 'disp_unit' must be positive (got %d)", disp_unit);
+        rc = plx_api_err(c, fn, MPI_ERR_DISP, "argument 'disp_unit' must be positive (got %ld)", (long)disp_unit);
+        goto out;
+    }
+    if (disp_unit > INT_MAX) {  /* `_c` forms: MPI_WIN_DISP_UNIT is an int attribute */
+        rc = plx_api_err(c, fn, MPI_ERR_DISP,
+                         "argument 'disp_unit' (%ld) is above %d, the largest the window's MPI_WIN_DISP_UNIT "
+                         "attribute (an int) can report",
+                         (long)disp_unit, INT_MAX);
         goto out;
     }
     if (flavor != MPI_WIN_FLAVOR_CREATE && flavor != MPI_WIN_FLAVOR_DYNAMIC && !baseptr) {
@@ -177,7 +236,7 @@ static int plx_win_make(int flavor, void *base, MPI_Aint size, int disp_unit, MP
     struct plx_win *w;
     void *b = NULL;
     const char *what = "";
-    int cls = plx_win_create(c, flavor, base, size, disp_unit, inf, &w, &b, &what);
+    int cls = plx_win_create(c, flavor, base, size, (int)disp_unit, inf, &w, &b, &what);
     if (cls != MPI_SUCCESS) {
         rc = plx_api_err(c, fn, cls, "%s", what);
         goto out;
@@ -217,93 +276,127 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
     return plx_win_make(MPI_WIN_FLAVOR_DYNAMIC, NULL, 0, 1, info, comm, NULL, win, "MPI_Win_create_dynamic");
 }
 
-#pragma weak MPI_Win_shared_query = PMPI_Win_shared_query
-int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+/* MPI_Win_shared_query and its `_c` form (disp_unit as MPI_Aint) */
+struct plx_win_query_args {
+    int rank;
+    MPI_Aint *size;
+    int *disp_unit;
+    MPI_Aint *disp_unit_c;
+    void *baseptr;
+};
+
+static int plx_win_query_body(struct plx_win *w, const char *fn, void *arg)
 {
-    static const char fn[] = "MPI_Win_shared_query";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    if (!w->direct) {
-        rc = plx_win_err(w, fn, MPI_ERR_RMA_FLAVOR,
-                         "the window's memory is not shared (flavor %s): only windows of MPI_Win_allocate_shared, "
-                         "or of MPI_Win_allocate on one node, can be queried",
-                         w->flavor == MPI_WIN_FLAVOR_CREATE    ? "create"
-                         : w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? "dynamic"
-                                                               : "allocate");
-        goto out;
-    }
-    if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->comm->size)) {
-        rc = plx_win_err(w, fn, MPI_ERR_RANK, "argument 'rank' is %d; the window has %d ranks", rank,
-                         w->comm->size);
-        goto out;
-    }
-    if (!size || !disp_unit || !baseptr) {
-        rc = plx_win_err(w, fn, MPI_ERR_ARG, "argument '%s' is NULL",
-                         !size ? "size" : !disp_unit ? "disp_unit" : "baseptr");
-        goto out;
-    }
-    int r = rank;
-    if (rank == MPI_PROC_NULL) {        /* the first rank with memory */
+    struct plx_win_query_args *q = arg;
+    int rc;
+    if (!w->direct)
+        return plx_win_err(w, fn, MPI_ERR_RMA_FLAVOR,
+                           "the window's memory is not shared (flavor %s): only windows of "
+                           "MPI_Win_allocate_shared, or of MPI_Win_allocate on one node, can be queried",
+                           w->flavor == MPI_WIN_FLAVOR_CREATE    ? "create"
+                           : w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? "dynamic"
+                                                                 : "allocate");
+    if (q->rank != MPI_PROC_NULL && (rc = plx_win_target_arg(w, q->rank, fn)))
+        return rc;
+    if ((rc = plx_win_ptr_arg(w, fn, q->size, "size")) ||
+        (rc = plx_win_ptr_arg(w, fn, q->disp_unit ? (void *)q->disp_unit : (void *)q->disp_unit_c, "disp_unit")) ||
+        (rc = plx_win_ptr_arg(w, fn, q->baseptr, "baseptr")))
+        return rc;
+    int r = q->rank;
+    if (r == MPI_PROC_NULL) {   /* the first rank with memory */
         r = 0;
         while (r < w->comm->size - 1 && w->t[r].size == 0)
             r++;
     }
-    *size = (MPI_Aint)w->t[r].size;
-    *disp_unit = w->t[r].disp_unit;
-    *(void **)baseptr = w->t[r].mem;
-out:
-    plx_api_unlock();
-    return rc;
+    *q->size = (MPI_Aint)w->t[r].size;
+    if (q->disp_unit)
+        *q->disp_unit = w->t[r].disp_unit;
+    else
+        *q->disp_unit_c = w->t[r].disp_unit;
+    *(void **)q->baseptr = w->t[r].mem;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Win_shared_query = PMPI_Win_shared_query
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+    struct plx_win_query_args q = { rank, size, disp_unit, NULL, baseptr };
+    return plx_win_call(win, "MPI_Win_shared_query", plx_win_query_body, &q);
+}
+
+/* MPI 4.0 large-count forms of the creation calls and the query */
+
+#pragma weak MPI_Win_create_c = PMPI_Win_create_c
+int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    return plx_win_make(MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win, "MPI_Win_create_c");
+}
+
+#pragma weak MPI_Win_allocate_c = PMPI_Win_allocate_c
+int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                        MPI_Win *win)
+{
+    return plx_win_make(MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win,
+                        "MPI_Win_allocate_c");
+}
+
+#pragma weak MPI_Win_allocate_shared_c = PMPI_Win_allocate_shared_c
+int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                               MPI_Win *win)
+{
+    return plx_win_make(MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, baseptr, win,
+                        "MPI_Win_allocate_shared_c");
+}
+
+#pragma weak MPI_Win_shared_query_c = PMPI_Win_shared_query_c
+int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
+{
+    struct plx_win_query_args q = { rank, size, NULL, disp_unit, baseptr };
+    return plx_win_call(win, "MPI_Win_shared_query_c", plx_win_query_body, &q);
+}
+
+struct plx_win_region_args {
+    void *base;
+    MPI_Aint size;
+};
+
+static int plx_win_attach_body(struct plx_win *w, const char *fn, void *arg)
+{
+    struct plx_win_region_args *a = arg;
+    int rc = plx_win_dynamic_arg(w, fn);
+    if (rc)
+        return rc;
+    if (a->size < 0 || (a->size > 0 && !a->base))
+        return plx_win_err(w, fn, a->size < 0 ? MPI_ERR_SIZE : MPI_ERR_BASE, "region %p of %ld bytes is not valid",
+                           a->base, (long)a->size);
+    const char *what = "";
+    int cls = plx_win_attach(w, a->base, a->size, &what);
+    if (cls)
+        return plx_win_err(w, fn, cls, "region %p of %ld bytes: %s", a->base, (long)a->size, what);
+    return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Win_attach = PMPI_Win_attach
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
-    static const char fn[] = "MPI_Win_attach";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
+    struct plx_win_region_args a = { base, size };
+    return plx_win_call(win, "MPI_Win_attach", plx_win_attach_body, &a);
+}
+
+static int plx_win_detach_body(struct plx_win *w, const char *fn, void *arg)
+{
+    int rc = plx_win_dynamic_arg(w, fn);
     if (rc)
-        goto out;
-    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
-        rc = plx_win_err(w, fn, MPI_ERR_RMA_FLAVOR, "the window was not made by MPI_Win_create_dynamic");
-        goto out;
-    }
-    if (size < 0 || (size > 0 && !base)) {
-        rc = plx_win_err(w, fn, size < 0 ? MPI_ERR_SIZE : MPI_ERR_BASE, "region %p of %ld bytes is not valid",
-                         base, (long)size);
-        goto out;
-    }
-    const char *what = "";
-    int cls = plx_win_attach(w, base, size, &what);
-    if (cls)
-        rc = plx_win_err(w, fn, cls, "region %p of %ld bytes: %s", base, (long)size, what);
-out:
-    plx_api_unlock();
-    return rc;
+        return rc;
+    if (plx_win_detach(w, arg))
+        return plx_win_err(w, fn, MPI_ERR_RMA_ATTACH, "no region attached at %p", arg);
+    return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Win_detach = PMPI_Win_detach
 int PMPI_Win_detach(MPI_Win win, const void *base)
 {
-    static const char fn[] = "MPI_Win_detach";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
-        rc = plx_win_err(w, fn, MPI_ERR_RMA_FLAVOR, "the window was not made by MPI_Win_create_dynamic");
-        goto out;
-    }
-    if (plx_win_detach(w, base))
-        rc = plx_win_err(w, fn, MPI_ERR_RMA_ATTACH, "no region attached at %p", base);
-out:
-    plx_api_unlock();
-    return rc;
+    return plx_win_call(win, "MPI_Win_detach", plx_win_detach_body, (void *)(uintptr_t)base);
 }
 
 #pragma weak MPI_Win_free = PMPI_Win_free
@@ -337,101 +430,86 @@ out:
 
 /* ---- names, group, info, error handlers ----------------------------------------------------------- */
 
+static int plx_win_get_group_body(struct plx_win *w, const char *fn, void *arg)
+{
+    int rc = plx_win_ptr_arg(w, fn, arg, "group");
+    if (rc == MPI_SUCCESS) {
+        plx_group_addref(w->comm->group);
+        *(MPI_Group *)arg = w->comm->group->obj.handle;
+    }
+    return rc;
+}
+
 #pragma weak MPI_Win_get_group = PMPI_Win_get_group
 int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
-    static const char fn[] = "MPI_Win_get_group";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    if (!group) {
-        rc = plx_win_err(w, fn, MPI_ERR_ARG, "argument 'group' is NULL");
-        goto out;
-    }
-    plx_group_addref(w->comm->group);
-    *group = w->comm->group->obj.handle;
-out:
-    plx_api_unlock();
+    return plx_win_call(win, "MPI_Win_get_group", plx_win_get_group_body, group);
+}
+
+static int plx_win_set_name_body(struct plx_win *w, const char *fn, void *arg)
+{
+    int rc = plx_win_ptr_arg(w, fn, arg, "win_name");
+    if (rc == MPI_SUCCESS)
+        snprintf(w->name, sizeof w->name, "%s", (const char *)arg);
     return rc;
 }
 
 #pragma weak MPI_Win_set_name = PMPI_Win_set_name
 int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 {
-    static const char fn[] = "MPI_Win_set_name";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    if (!win_name) {
-        rc = plx_win_err(w, fn, MPI_ERR_ARG, "argument 'win_name' is NULL");
-        goto out;
-    }
-    snprintf(w->name, sizeof w->name, "%s", win_name);
-out:
-    plx_api_unlock();
-    return rc;
+    return plx_win_call(win, "MPI_Win_set_name", plx_win_set_name_body, (void *)(uintptr_t)win_name);
+}
+
+struct plx_win_name_args {
+    char *name;
+    int *len;
+};
+
+static int plx_win_get_name_body(struct plx_win *w, const char *fn, void *arg)
+{
+    struct plx_win_name_args *a = arg;
+    int rc;
+    if ((rc = plx_win_ptr_arg(w, fn, a->name, "win_name")) || (rc = plx_win_ptr_arg(w, fn, a->len, "resultlen")))
+        return rc;
+    snprintf(a->name, MPI_MAX_OBJECT_NAME, "%s", w->name);
+    *a->len = (int)strlen(a->name);
+    return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Win_get_name = PMPI_Win_get_name
 int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
-    static const char fn[] = "MPI_Win_get_name";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    if (!win_name || !resultlen) {
-        rc = plx_win_err(w, fn, MPI_ERR_ARG, "argument '%s' is NULL", !win_name ? "win_name" : "resultlen");
-        goto out;
-    }
-    snprintf(win_name, MPI_MAX_OBJECT_NAME, "%s", w->name);
-    *resultlen = (int)strlen(win_name);
-out:
-    plx_api_unlock();
+    struct plx_win_name_args a = { win_name, resultlen };
+    return plx_win_call(win, "MPI_Win_get_name", plx_win_get_name_body, &a);
+}
+
+static int plx_win_set_info_body(struct plx_win *w, const char *fn, void *arg)
+{
+    struct plx_info *inf;
+    int rc = plx_win_info_arg(NULL, *(MPI_Info *)arg, &inf, fn);
+    if (rc == MPI_SUCCESS)
+        plx_win_set_info(w, inf);
     return rc;
 }
 
 #pragma weak MPI_Win_set_info = PMPI_Win_set_info
 int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
-    static const char fn[] = "MPI_Win_set_info";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    struct plx_info *inf;
-    if ((rc = plx_win_info_arg(NULL, info, &inf, fn)))
-        goto out;
-    plx_win_set_info(w, inf);
-out:
-    plx_api_unlock();
+    return plx_win_call(win, "MPI_Win_set_info", plx_win_set_info_body, &info);
+}
+
+static int plx_win_get_info_body(struct plx_win *w, const char *fn, void *arg)
+{
+    int rc = plx_win_ptr_arg(w, fn, arg, "info_used");
+    if (rc == MPI_SUCCESS)
+        *(MPI_Info *)arg = plx_info_dup(w->info)->obj.handle;
     return rc;
 }
 
 #pragma weak MPI_Win_get_info = PMPI_Win_get_info
 int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
-    static const char fn[] = "MPI_Win_get_info";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    if (!info_used) {
-        rc = plx_win_err(w, fn, MPI_ERR_ARG, "argument 'info_used' is NULL");
-        goto out;
-    }
-    struct plx_info *d = plx_info_dup(w->info);
-    *info_used = d->obj.handle;
-out:
-    plx_api_unlock();
-    return rc;
+    return plx_win_call(win, "MPI_Win_get_info", plx_win_get_info_body, info_used);
 }
 
 #pragma weak MPI_Win_create_errhandler = PMPI_Win_create_errhandler
@@ -456,65 +534,56 @@ out:
     return rc;
 }
 
-#pragma weak MPI_Win_set_errhandler = PMPI_Win_set_errhandler
-int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+static int plx_win_set_errhandler_body(struct plx_win *w, const char *fn, void *arg)
 {
-    static const char fn[] = "MPI_Win_set_errhandler";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
+    MPI_Errhandler errhandler = *(MPI_Errhandler *)arg;
     struct plx_errhandler *e = plx_obj_lookup(&plx_errhandler_tab, errhandler);
-    if (!e) {
-        rc = plx_win_err(w, fn, MPI_ERR_ARG, "argument 'errhandler' is %s error handler (handle 0x%x)",
-                         errhandler == MPI_ERRHANDLER_NULL ? "the null" : "an invalid", (unsigned)errhandler);
-        goto out;
-    }
-    if (e->kind == PLX_ERRH_USER_FILE) {
-        rc = plx_win_err(w, fn, MPI_ERR_ARG, "argument 'errhandler' (handle 0x%x) is a file error handler",
-                         (unsigned)errhandler);
-        goto out;
-    }
+    if (!e)
+        return plx_win_err(w, fn, MPI_ERR_ARG, "argument 'errhandler' is %s error handler (handle 0x%x)",
+                           errhandler == MPI_ERRHANDLER_NULL ? "the null" : "an invalid", (unsigned)errhandler);
+    if (e->kind == PLX_ERRH_USER_FILE)
+        return plx_win_err(w, fn, MPI_ERR_ARG, "argument 'errhandler' (handle 0x%x) is a file error handler",
+                           (unsigned)errhandler);
     plx_errhandler_addref(e);
     plx_errhandler_release(w->errhandler);
     w->errhandler = e;
-out:
-    plx_api_unlock();
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Win_set_errhandler = PMPI_Win_set_errhandler
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+{
+    return plx_win_call(win, "MPI_Win_set_errhandler", plx_win_set_errhandler_body, &errhandler);
+}
+
+static int plx_win_get_errhandler_body(struct plx_win *w, const char *fn, void *arg)
+{
+    int rc = plx_win_ptr_arg(w, fn, arg, "errhandler");
+    if (rc == MPI_SUCCESS) {
+        plx_errhandler_addref(w->errhandler);
+        *(MPI_Errhandler *)arg = w->errhandler->obj.handle;
+    }
     return rc;
 }
 
 #pragma weak MPI_Win_get_errhandler = PMPI_Win_get_errhandler
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
-    static const char fn[] = "MPI_Win_get_errhandler";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    if (!errhandler) {
-        rc = plx_win_err(w, fn, MPI_ERR_ARG, "argument 'errhandler' is NULL");
-        goto out;
-    }
-    plx_errhandler_addref(w->errhandler);
-    *errhandler = w->errhandler->obj.handle;
-out:
-    plx_api_unlock();
-    return rc;
+    return plx_win_call(win, "MPI_Win_get_errhandler", plx_win_get_errhandler_body, errhandler);
+}
+
+/* the call succeeds whatever the handler does with the code */
+static int plx_win_call_errhandler_body(struct plx_win *w, const char *fn, void *arg)
+{
+    (void)fn;
+    plx_win_invoke(w, *(int *)arg);
+    return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Win_call_errhandler = PMPI_Win_call_errhandler
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
-    static const char fn[] = "MPI_Win_call_errhandler";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc == MPI_SUCCESS)
-        plx_win_invoke(w, errorcode);
-    plx_api_unlock();
-    return rc;
+    return plx_win_call(win, "MPI_Win_call_errhandler", plx_win_call_errhandler_body, &errorcode);
 }
 
 /* ---- operations --------------------------------------------------------------------------------------- */
@@ -558,13 +627,12 @@ static int plx_win_op(MPI_Win win, struct plx_rma_args *a, MPI_Datatype ot, MPI_
         }
         goto out;
     }
-    if (a->target < 0 || a->target >= w->comm->size) {
-        rc = plx_win_err(w, fn, MPI_ERR_RANK, "argument 'target_rank' is %d; the window has %d ranks", a->target,
-                         w->comm->size);
+    if ((rc = plx_win_target_arg(w, a->target, fn)))
         goto out;
-    }
     if (a->ocount < 0 || a->tcount < 0 || a->rcount < 0) {
-        rc = plx_win_err(w, fn, MPI_ERR_COUNT, "target %d: a count is negative", a->target);
+        rc = plx_win_err(w, fn, MPI_ERR_COUNT, "target %d: argument '%s' is negative (%lld)", a->target,
+                         a->tcount < 0 ? "target_count" : a->ocount < 0 ? "origin_count" : "result_count",
+                         (long long)(a->tcount < 0 ? a->tcount : a->ocount < 0 ? a->ocount : a->rcount));
         goto out;
     }
     if (ot != MPI_DATATYPE_NULL && (rc = plx_win_dtype(w, ot, &a->odt, fn, "origin_datatype")))
@@ -573,6 +641,22 @@ static int plx_win_op(MPI_Win win, struct plx_rma_args *a, MPI_Datatype ot, MPI_
         goto out;
     if ((rc = plx_win_dtype(w, tt, &a->tdt, fn, "target_datatype")))
         goto out;
+    /* a `_c` count so large that its bytes overflow (the window check below needs them) */
+    {
+        const struct { MPI_Aint n; const struct plx_datatype *dt; const char *arg; } cnt[3] = {
+            { a->tcount, a->tdt, "target_count" }, { a->ocount, a->odt, "origin_count" },
+            { a->rcount, a->rdt, "result_count" } };
+        for (int i = 0; i < 3; i++) {
+            MPI_Aint bytes;
+            if (cnt[i].dt && __builtin_mul_overflow(cnt[i].n, (MPI_Aint)cnt[i].dt->size, &bytes)) {
+                rc = plx_win_err(w, fn, MPI_ERR_COUNT,
+                                 "target %d: argument '%s' (%lld) times its datatype's size (%ld) overflows "
+                                 "the address space",
+                                 a->target, cnt[i].arg, (long long)cnt[i].n, (long)cnt[i].dt->size);
+                goto out;
+            }
+        }
+    }
     /* epoch */
     int t = a->target;
     int in_epoch = w->fence || w->lockall || w->lock[t];
@@ -676,6 +760,15 @@ static int plx_win_op(MPI_Win win, struct plx_rma_args *a, MPI_Datatype ot, MPI_
         r = plx_request_new(PLX_REQ_RMA, w->comm);
         r->rank = t;
     }
+    if (tbytes == 0 && kind != PLX_RMA_K_CAS) {
+        /* moves nothing (zero elements, or elements of an empty type: with a `_c` count that
+         * may be above INT_MAX): complete at once, no operation applied */
+        if (r) {
+            r->cc = 0;
+            *request = r->obj.handle;
+        }
+        goto out;
+    }
     char msg[256] = "";
     int cls = plx_rma_issue(w, a, r, msg, sizeof msg);
     if (cls) {
@@ -691,32 +784,72 @@ out:
     return rc;
 }
 
+/* The operations' bodies, shared by the int entry points and their `_c`
+ * forms (MPI 4.0 large counts: MPI_Count counts, the same checks; the
+ * call's name in messages says which form was called). */
+static int plx_win_put(const void *oaddr, MPI_Count ocount, MPI_Datatype odt, int target, MPI_Aint disp,
+                       MPI_Count tcount, MPI_Datatype tdt, MPI_Win win, MPI_Request *request, const char *fn)
+{
+    struct plx_rma_args a = { .kind = PLX_RMA_K_PUT, .obuf = oaddr, .ocount = ocount, .target = target,
+                              .disp = disp, .tcount = tcount };
+    return plx_win_op(win, &a, odt, MPI_DATATYPE_NULL, tdt, request, fn);
+}
+
+static int plx_win_get(void *oaddr, MPI_Count ocount, MPI_Datatype odt, int target, MPI_Aint disp,
+                       MPI_Count tcount, MPI_Datatype tdt, MPI_Win win, MPI_Request *request, const char *fn)
+{
+    struct plx_rma_args a = { .kind = PLX_RMA_K_GET, .rbuf = oaddr, .ocount = ocount, .rcount = ocount,
+                              .target = target, .disp = disp, .tcount = tcount };
+    return plx_win_op(win, &a, odt, odt, tdt, request, fn);
+}
+
+static int plx_win_acc(const void *oaddr, MPI_Count ocount, MPI_Datatype odt, int target, MPI_Aint disp,
+                       MPI_Count tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win, MPI_Request *request,
+                       const char *fn)
+{
+    struct plx_rma_args a = { .kind = PLX_RMA_K_ACC, .obuf = oaddr, .ocount = ocount, .target = target,
+                              .disp = disp, .tcount = tcount, .op = op };
+    return plx_win_op(win, &a, odt, MPI_DATATYPE_NULL, tdt, request, fn);
+}
+
+static int plx_win_gacc(const void *oaddr, MPI_Count ocount, MPI_Datatype odt, void *raddr, MPI_Count rcount,
+                        MPI_Datatype rdt, int target, MPI_Aint disp, MPI_Count tcount, MPI_Datatype tdt, MPI_Op op,
+                        MPI_Win win, MPI_Request *request, const char *fn)
+{
+    struct plx_rma_args a = { .kind = PLX_RMA_K_GACC, .obuf = oaddr, .ocount = ocount, .rbuf = raddr,
+                              .rcount = rcount, .target = target, .disp = disp, .tcount = tcount, .op = op };
+    return plx_win_op(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : odt, rdt, tdt, request, fn);
+}
+
+/* the request forms: a NULL request is refused before anything else */
+#define PLX_WIN_REQ_ARG(fn)                                   \
+    do {                                                      \
+        if (!request)                                         \
+            return plx_api_null_arg(NULL, (fn), "request");   \
+    } while (0)
+
 #pragma weak MPI_Put = PMPI_Put
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    struct plx_rma_args a = { .kind = PLX_RMA_K_PUT, .obuf = origin_addr, .ocount = origin_count,
-                              .target = target_rank, .disp = target_disp, .tcount = target_count };
-    return plx_win_op(win, &a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, NULL, "MPI_Put");
+    return plx_win_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, NULL, "MPI_Put");
 }
 
 #pragma weak MPI_Get = PMPI_Get
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    struct plx_rma_args a = { .kind = PLX_RMA_K_GET, .rbuf = origin_addr, .ocount = origin_count,
-                              .rcount = origin_count, .target = target_rank, .disp = target_disp,
-                              .tcount = target_count };
-    return plx_win_op(win, &a, origin_datatype, origin_datatype, target_datatype, NULL, "MPI_Get");
+    return plx_win_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, NULL, "MPI_Get");
 }
 
 #pragma weak MPI_Accumulate = PMPI_Accumulate
 int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    struct plx_rma_args a = { .kind = PLX_RMA_K_ACC, .obuf = origin_addr, .ocount = origin_count,
-                              .target = target_rank, .disp = target_disp, .tcount = target_count, .op = op };
-    return plx_win_op(win, &a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, NULL, "MPI_Accumulate");
+    return plx_win_acc(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, op, win, NULL, "MPI_Accumulate");
 }
 
 #pragma weak MPI_Get_accumulate = PMPI_Get_accumulate
@@ -724,21 +857,17 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
                         int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
                         int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    struct plx_rma_args a = { .kind = PLX_RMA_K_GACC, .obuf = origin_addr, .ocount = origin_count,
-                              .rbuf = result_addr, .rcount = result_count, .target = target_rank,
-                              .disp = target_disp, .tcount = target_count, .op = op };
-    return plx_win_op(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : origin_datatype, result_datatype,
-                      target_datatype, NULL, "MPI_Get_accumulate");
+    return plx_win_gacc(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                        target_rank, target_disp, target_count, target_datatype, op, win, NULL,
+                        "MPI_Get_accumulate");
 }
 
 #pragma weak MPI_Fetch_and_op = PMPI_Fetch_and_op
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
                       MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-    struct plx_rma_args a = { .kind = PLX_RMA_K_GACC, .obuf = origin_addr, .ocount = 1, .rbuf = result_addr,
-                              .rcount = 1, .target = target_rank, .disp = target_disp, .tcount = 1, .op = op };
-    return plx_win_op(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : datatype, datatype, datatype, NULL,
-                      "MPI_Fetch_and_op");
+    return plx_win_gacc(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1, datatype,
+                        op, win, NULL, "MPI_Fetch_and_op");
 }
 
 #pragma weak MPI_Compare_and_swap = PMPI_Compare_and_swap
@@ -769,11 +898,9 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
               MPI_Request *request)
 {
-    if (!request)
-        return plx_api_null_arg(NULL, "MPI_Rput", "request");
-    struct plx_rma_args a = { .kind = PLX_RMA_K_PUT, .obuf = origin_addr, .ocount = origin_count,
-                              .target = target_rank, .disp = target_disp, .tcount = target_count };
-    return plx_win_op(win, &a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, request, "MPI_Rput");
+    PLX_WIN_REQ_ARG("MPI_Rput");
+    return plx_win_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, request, "MPI_Rput");
 }
 
 #pragma weak MPI_Rget = PMPI_Rget
@@ -781,12 +908,9 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
               MPI_Request *request)
 {
-    if (!request)
-        return plx_api_null_arg(NULL, "MPI_Rget", "request");
-    struct plx_rma_args a = { .kind = PLX_RMA_K_GET, .rbuf = origin_addr, .ocount = origin_count,
-                              .rcount = origin_count, .target = target_rank, .disp = target_disp,
-                              .tcount = target_count };
-    return plx_win_op(win, &a, origin_datatype, origin_datatype, target_datatype, request, "MPI_Rget");
+    PLX_WIN_REQ_ARG("MPI_Rget");
+    return plx_win_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, request, "MPI_Rget");
 }
 
 #pragma weak MPI_Raccumulate = PMPI_Raccumulate
@@ -794,11 +918,9 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                      MPI_Request *request)
 {
-    if (!request)
-        return plx_api_null_arg(NULL, "MPI_Raccumulate", "request");
-    struct plx_rma_args a = { .kind = PLX_RMA_K_ACC, .obuf = origin_addr, .ocount = origin_count,
-                              .target = target_rank, .disp = target_disp, .tcount = target_count, .op = op };
-    return plx_win_op(win, &a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, request, "MPI_Raccumulate");
+    PLX_WIN_REQ_ARG("MPI_Raccumulate");
+    return plx_win_acc(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, op, win, request, "MPI_Raccumulate");
 }
 
 #pragma weak MPI_Rget_accumulate = PMPI_Rget_accumulate
@@ -807,47 +929,109 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
                          int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                          MPI_Request *request)
 {
-    if (!request)
-        return plx_api_null_arg(NULL, "MPI_Rget_accumulate", "request");
-    struct plx_rma_args a = { .kind = PLX_RMA_K_GACC, .obuf = origin_addr, .ocount = origin_count,
-                              .rbuf = result_addr, .rcount = result_count, .target = target_rank,
-                              .disp = target_disp, .tcount = target_count, .op = op };
-    return plx_win_op(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : origin_datatype, result_datatype,
-                      target_datatype, request, "MPI_Rget_accumulate");
+    PLX_WIN_REQ_ARG("MPI_Rget_accumulate");
+    return plx_win_gacc(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                        target_rank, target_disp, target_count, target_datatype, op, win, request,
+                        "MPI_Rget_accumulate");
+}
+
+/* MPI 4.0 large-count forms of the operations */
+
+#pragma weak MPI_Put_c = PMPI_Put_c
+int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+               MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    return plx_win_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, NULL, "MPI_Put_c");
+}
+
+#pragma weak MPI_Get_c = PMPI_Get_c
+int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+               MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    return plx_win_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, NULL, "MPI_Get_c");
+}
+
+#pragma weak MPI_Accumulate_c = PMPI_Accumulate_c
+int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+                      MPI_Op op, MPI_Win win)
+{
+    return plx_win_acc(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, op, win, NULL, "MPI_Accumulate_c");
+}
+
+#pragma weak MPI_Get_accumulate_c = PMPI_Get_accumulate_c
+int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                          void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank,
+                          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win)
+{
+    return plx_win_gacc(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                        target_rank, target_disp, target_count, target_datatype, op, win, NULL,
+                        "MPI_Get_accumulate_c");
+}
+
+#pragma weak MPI_Rput_c = PMPI_Rput_c
+int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                MPI_Request *request)
+{
+    PLX_WIN_REQ_ARG("MPI_Rput_c");
+    return plx_win_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, request, "MPI_Rput_c");
+}
+
+#pragma weak MPI_Rget_c = PMPI_Rget_c
+int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                MPI_Request *request)
+{
+    PLX_WIN_REQ_ARG("MPI_Rget_c");
+    return plx_win_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, request, "MPI_Rget_c");
+}
+
+#pragma weak MPI_Raccumulate_c = PMPI_Raccumulate_c
+int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                       int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    PLX_WIN_REQ_ARG("MPI_Raccumulate_c");
+    return plx_win_acc(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, op, win, request, "MPI_Raccumulate_c");
+}
+
+#pragma weak MPI_Rget_accumulate_c = PMPI_Rget_accumulate_c
+int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                           void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                           int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                           MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    PLX_WIN_REQ_ARG("MPI_Rget_accumulate_c");
+    return plx_win_gacc(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                        target_rank, target_disp, target_count, target_datatype, op, win, request,
+                        "MPI_Rget_accumulate_c");
 }
 
 /* ---- synchronisation ---------------------------------------------------------------------------------------- */
 
-static const char *plx_win_epoch_name(const struct plx_win *w)
+static int plx_win_fence_body(struct plx_win *w, const char *fn, void *arg)
 {
-    return w->lockall ? "an MPI_Win_lock_all epoch" : w->nlocked ? "an MPI_Win_lock epoch"
-                      : w->start_ranks                        ? "an MPI_Win_start epoch"
-                      : w->post_ranks                         ? "an MPI_Win_post epoch"
-                                                              : "no epoch";
+    int assert = *(int *)arg;
+    if (assert & ~(MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED))
+        return plx_win_err(w, fn, MPI_ERR_ASSERT, "argument 'assert' (0x%x) has bits fence does not take",
+                           (unsigned)assert);
+    if (plx_rma_fence(w, assert))
+        return plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "fence inside %s", plx_win_epoch_name(w));
+    return plx_win_deferred(w, fn);
 }
 
 #pragma weak MPI_Win_fence = PMPI_Win_fence
 int PMPI_Win_fence(int assert, MPI_Win win)
 {
-    static const char fn[] = "MPI_Win_fence";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    if (assert & ~(MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)) {
-        rc = plx_win_err(w, fn, MPI_ERR_ASSERT, "argument 'assert' (0x%x) has bits fence does not take",
-                         (unsigned)assert);
-        goto out;
-    }
-    if (plx_rma_fence(w, assert)) {
-        rc = plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "fence inside %s", plx_win_epoch_name(w));
-        goto out;
-    }
-    rc = plx_win_deferred(w, fn);
-out:
-    plx_api_unlock();
-    return rc;
+    return plx_win_call(win, "MPI_Win_fence", plx_win_fence_body, &assert);
 }
 
 /* The ranks in w of group g; MPI_SUCCESS or raised. */
@@ -875,262 +1059,246 @@ static int plx_win_group_ranks(struct plx_win *w, MPI_Group group, int **ranks_p
     return MPI_SUCCESS;
 }
 
+/* post (exposure) and start (access): the group's ranks, then the epoch */
+struct plx_win_group_args {
+    MPI_Group group;
+    int start;
+};
+
+static int plx_win_pscw_open_body(struct plx_win *w, const char *fn, void *arg)
+{
+    struct plx_win_group_args *a = arg;
+    int *ranks = NULL, n = 0;
+    int rc = plx_win_group_ranks(w, a->group, &ranks, &n, fn);
+    if (rc)
+        return rc;
+    if (a->start ? plx_rma_start(w, ranks, n) : plx_rma_post(w, ranks, n))
+        rc = a->start ? plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "start inside %s", plx_win_epoch_name(w))
+                      : plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "an exposure epoch (MPI_Win_post) is already open");
+    free(ranks);
+    return rc;
+}
+
 #pragma weak MPI_Win_post = PMPI_Win_post
 int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
-    static const char fn[] = "MPI_Win_post";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    int *ranks, n;
-    if ((rc = plx_win_group_ranks(w, group, &ranks, &n, fn)))
-        goto out;
     (void)assert;
-    if (plx_rma_post(w, ranks, n))
-        rc = plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "an exposure epoch (MPI_Win_post) is already open");
-    free(ranks);
-out:
-    plx_api_unlock();
-    return rc;
+    struct plx_win_group_args a = { group, 0 };
+    return plx_win_call(win, "MPI_Win_post", plx_win_pscw_open_body, &a);
 }
 
 #pragma weak MPI_Win_start = PMPI_Win_start
 int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
-    static const char fn[] = "MPI_Win_start";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    int *ranks, n;
-    if ((rc = plx_win_group_ranks(w, group, &ranks, &n, fn)))
-        goto out;
     (void)assert;
-    if (plx_rma_start(w, ranks, n))
-        rc = plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "start inside %s", plx_win_epoch_name(w));
-    free(ranks);
-out:
-    plx_api_unlock();
-    return rc;
+    struct plx_win_group_args a = { group, 1 };
+    return plx_win_call(win, "MPI_Win_start", plx_win_pscw_open_body, &a);
+}
+
+/* The calls that close an access epoch (complete, unlock, unlock_all): the epoch's end, then an
+ * error a target answered for one of its operations. */
+struct plx_win_close_args {
+    int one;                    /* unlock: of one target, `rank` (MPI_PROC_NULL: nothing to do) */
+    int rank;
+    int (*close)(struct plx_win *w, int rank);
+    const char *none;           /* the message when no such epoch is open */
+};
+
+static int plx_win_close_body(struct plx_win *w, const char *fn, void *arg)
+{
+    struct plx_win_close_args *a = arg;
+    int rc;
+    if (a->one && a->rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (a->one && (rc = plx_win_target_arg(w, a->rank, fn)))
+        return rc;
+    if (a->close(w, a->rank)) {
+        if (a->one)
+            return plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "target %d is not locked by this process", a->rank);
+        return plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "%s", a->none);
+    }
+    return plx_win_deferred(w, fn);
+}
+
+static int plx_win_close_complete(struct plx_win *w, int rank)
+{
+    (void)rank;
+    return plx_rma_complete(w);
+}
+
+static int plx_win_close_unlock_all(struct plx_win *w, int rank)
+{
+    (void)rank;
+    return plx_rma_unlock_all(w);
 }
 
 #pragma weak MPI_Win_complete = PMPI_Win_complete
 int PMPI_Win_complete(MPI_Win win)
 {
-    static const char fn[] = "MPI_Win_complete";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    if (plx_rma_complete(w)) {
-        rc = plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "no access epoch of MPI_Win_start is open");
-        goto out;
-    }
-    rc = plx_win_deferred(w, fn);
-out:
-    plx_api_unlock();
-    return rc;
+    struct plx_win_close_args a = { 0, 0, plx_win_close_complete, "no access epoch of MPI_Win_start is open" };
+    return plx_win_call(win, "MPI_Win_complete", plx_win_close_body, &a);
+}
+
+#pragma weak MPI_Win_unlock = PMPI_Win_unlock
+int PMPI_Win_unlock(int rank, MPI_Win win)
+{
+    struct plx_win_close_args a = { 1, rank, plx_rma_unlock, "" };
+    return plx_win_call(win, "MPI_Win_unlock", plx_win_close_body, &a);
+}
+
+#pragma weak MPI_Win_unlock_all = PMPI_Win_unlock_all
+int PMPI_Win_unlock_all(MPI_Win win)
+{
+    struct plx_win_close_args a = { 0, 0, plx_win_close_unlock_all, "no MPI_Win_lock_all epoch is open" };
+    return plx_win_call(win, "MPI_Win_unlock_all", plx_win_close_body, &a);
+}
+
+/* wait (flag NULL: blocks) and test */
+static int plx_win_wait_body(struct plx_win *w, const char *fn, void *arg)
+{
+    int *flag = arg;
+    int rc;
+    if (!strcmp(fn, "MPI_Win_test") && (rc = plx_win_ptr_arg(w, fn, flag, "flag")))
+        return rc;
+    int r = plx_rma_wait(w, flag == NULL);
+    if (r < 0)
+        return plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "no exposure epoch of MPI_Win_post is open");
+    if (flag)
+        *flag = r;
+    return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Win_wait = PMPI_Win_wait
 int PMPI_Win_wait(MPI_Win win)
 {
-    static const char fn[] = "MPI_Win_wait";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    if (plx_rma_wait(w, 1) < 0)
-        rc = plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "no exposure epoch of MPI_Win_post is open");
-out:
-    plx_api_unlock();
-    return rc;
+    return plx_win_call(win, "MPI_Win_wait", plx_win_wait_body, NULL);
 }
 
 #pragma weak MPI_Win_test = PMPI_Win_test
 int PMPI_Win_test(MPI_Win win, int *flag)
 {
-    static const char fn[] = "MPI_Win_test";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    if (!flag) {
-        rc = plx_win_err(w, fn, MPI_ERR_ARG, "argument 'flag' is NULL");
-        goto out;
-    }
-    int r = plx_rma_wait(w, 0);
-    if (r < 0)
-        rc = plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "no exposure epoch of MPI_Win_post is open");
-    else
-        *flag = r;
-out:
-    plx_api_unlock();
-    return rc;
+    return plx_win_call(win, "MPI_Win_test", plx_win_wait_body, flag);
 }
 
-static int plx_win_target_arg(struct plx_win *w, int rank, const char *fn)
+/* lock (one target, `rank`, or MPI_PROC_NULL) and lock_all (all) */
+struct plx_win_lock_args {
+    int lock_type;
+    int rank;
+    int all;
+};
+
+static int plx_win_lock_body(struct plx_win *w, const char *fn, void *arg)
 {
-    if (rank < 0 || rank >= w->comm->size)
-        return plx_win_err(w, fn, MPI_ERR_RANK, "argument 'rank' is %d; the window has %d ranks", rank,
-                           w->comm->size);
+    struct plx_win_lock_args *a = arg;
+    int rank = a->rank, rc;
+    if (a->all) {
+        int cls = plx_rma_lock_all(w);
+        return cls ? plx_win_err(w, fn, cls, "lock_all inside %s", plx_win_epoch_name(w)) : MPI_SUCCESS;
+    }
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if ((rc = plx_win_target_arg(w, rank, fn)))
+        return rc;
+    if (a->lock_type != MPI_LOCK_SHARED && a->lock_type != MPI_LOCK_EXCLUSIVE)
+        return plx_win_err(w, fn, MPI_ERR_LOCKTYPE, "argument 'lock_type' is %d (expected MPI_LOCK_SHARED or "
+                           "MPI_LOCK_EXCLUSIVE)", a->lock_type);
+    int held = w->lock[rank] || w->lockall;
+    int cls = plx_rma_lock(w, a->lock_type == MPI_LOCK_EXCLUSIVE ? PLX_RMA_LK_EXCL : PLX_RMA_LK_SHARED, rank);
+    if (cls && held)     /* MPI_ERR_RMA_SYNC, as MPICH says */
+        return plx_win_err(w, fn, cls, "target %d: this process already holds %s", rank,
+                           w->lockall ? "MPI_Win_lock_all on the window" : "a lock on this target");
+    if (cls)
+        return plx_win_err(w, fn, cls, "target %d: lock inside %s", rank, plx_win_epoch_name(w));
     return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Win_lock = PMPI_Win_lock
 int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
-    static const char fn[] = "MPI_Win_lock";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc || rank == MPI_PROC_NULL)
-        goto out;
-    if ((rc = plx_win_target_arg(w, rank, fn)))
-        goto out;
-    if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE) {
-        rc = plx_win_err(w, fn, MPI_ERR_LOCKTYPE, "argument 'lock_type' is %d (expected MPI_LOCK_SHARED or "
-                         "MPI_LOCK_EXCLUSIVE)", lock_type);
-        goto out;
-    }
     (void)assert;
-    int held = w->lock[rank] || w->lockall;
-    int cls = plx_rma_lock(w, lock_type == MPI_LOCK_EXCLUSIVE ? PLX_RMA_LK_EXCL : PLX_RMA_LK_SHARED, rank);
-    if (cls && held)     /* MPI_ERR_RMA_SYNC, as MPICH says */
-        rc = plx_win_err(w, fn, cls, "target %d: this process already holds %s", rank,
-                         w->lockall ? "MPI_Win_lock_all on the window" : "a lock on this target");
-    else if (cls)
-        rc = plx_win_err(w, fn, cls, "target %d: lock inside %s", rank, plx_win_epoch_name(w));
-out:
-    plx_api_unlock();
-    return rc;
-}
-
-#pragma weak MPI_Win_unlock = PMPI_Win_unlock
-int PMPI_Win_unlock(int rank, MPI_Win win)
-{
-    static const char fn[] = "MPI_Win_unlock";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc || rank == MPI_PROC_NULL)
-        goto out;
-    if ((rc = plx_win_target_arg(w, rank, fn)))
-        goto out;
-    if (plx_rma_unlock(w, rank)) {
-        rc = plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "target %d is not locked by this process", rank);
-        goto out;
-    }
-    rc = plx_win_deferred(w, fn);
-out:
-    plx_api_unlock();
-    return rc;
+    struct plx_win_lock_args a = { lock_type, rank, 0 };
+    return plx_win_call(win, "MPI_Win_lock", plx_win_lock_body, &a);
 }
 
 #pragma weak MPI_Win_lock_all = PMPI_Win_lock_all
 int PMPI_Win_lock_all(int assert, MPI_Win win)
 {
-    static const char fn[] = "MPI_Win_lock_all";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
     (void)assert;
-    int cls = plx_rma_lock_all(w);
-    if (cls)
-        rc = plx_win_err(w, fn, cls, "lock_all inside %s", plx_win_epoch_name(w));
-out:
-    plx_api_unlock();
-    return rc;
+    struct plx_win_lock_args a = { MPI_LOCK_SHARED, 0, 1 };
+    return plx_win_call(win, "MPI_Win_lock_all", plx_win_lock_body, &a);
 }
 
-#pragma weak MPI_Win_unlock_all = PMPI_Win_unlock_all
-int PMPI_Win_unlock_all(MPI_Win win)
+/* flush and flush_local of one target (`rank`, or MPI_PROC_NULL) and of all, and MPI_Win_sync:
+ * all of them only in a passive-target epoch. (Flush waits for answers, so the local forms
+ * are the same calls.) */
+enum { PLX_WIN_FLUSH_ONE, PLX_WIN_FLUSH_ALL, PLX_WIN_SYNC };
+struct plx_win_flush_args {
+    int what;                   /* PLX_WIN_FLUSH_*, PLX_WIN_SYNC */
+    int rank;
+};
+
+static int plx_win_flush_body(struct plx_win *w, const char *fn, void *arg)
 {
-    static const char fn[] = "MPI_Win_unlock_all";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc)
-        goto out;
-    if (plx_rma_unlock_all(w)) {
-        rc = plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "no MPI_Win_lock_all epoch is open");
-        goto out;
+    const struct plx_win_flush_args *a = arg;
+    int rank = a->rank, rc;
+    if (a->what == PLX_WIN_FLUSH_ONE && rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (a->what == PLX_WIN_SYNC) {
+        /* MPI 4.1 section 12.5.4 (as 3.1's 11.5.4): "All flush and sync functions can be called
+         * only within passive target epochs" -- an epoch of MPI_Win_lock or _lock_all opened by
+         * this process; fence, PSCW or no epoch at all is erroneous. */
+        if (!w->nlocked && !w->lockall)
+            return plx_win_err(w, fn, MPI_ERR_RMA_SYNC,
+                               "no passive-target epoch is open (%s); MPI_Win_sync may be called only between "
+                               "MPI_Win_lock/MPI_Win_lock_all and their unlock",
+                               w->fence ? "an MPI_Win_fence epoch" : plx_win_epoch_name(w));
+        plx_progress_poll();
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        return MPI_SUCCESS;
     }
-    rc = plx_win_deferred(w, fn);
-out:
-    plx_api_unlock();
-    return rc;
-}
-
-/* flush, flush_local (target >= 0) and their _all forms (target -1) */
-static int plx_win_flush_call(MPI_Win win, int rank, const char *fn)
-{
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc || rank == MPI_PROC_NULL)
-        goto out;
-    if (rank >= 0 || rank != -1) {
+    if (a->what == PLX_WIN_FLUSH_ONE) {
         if ((rc = plx_win_target_arg(w, rank, fn)))
-            goto out;
-        if (!w->lock[rank] && !w->lockall) {
-            rc = plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "target %d is not locked by this process", rank);
-            goto out;
-        }
+            return rc;
+        if (!w->lock[rank] && !w->lockall)
+            return plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "target %d is not locked by this process", rank);
     } else if (!w->nlocked && !w->lockall) {
-        rc = plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "no passive-target epoch is open");
-        goto out;
+        return plx_win_err(w, fn, MPI_ERR_RMA_SYNC, "no passive-target epoch is open");
     }
-    plx_rma_flush(w, rank);
-    rc = plx_win_deferred(w, fn);
-out:
-    plx_api_unlock();
-    return rc;
+    plx_rma_flush(w, a->what == PLX_WIN_FLUSH_ONE ? rank : -1);
+    return plx_win_deferred(w, fn);
 }
 
 #pragma weak MPI_Win_flush = PMPI_Win_flush
 int PMPI_Win_flush(int rank, MPI_Win win)
 {
-    return plx_win_flush_call(win, rank < 0 && rank != MPI_PROC_NULL ? -2 : rank, "MPI_Win_flush");
+    struct plx_win_flush_args a = { PLX_WIN_FLUSH_ONE, rank };
+    return plx_win_call(win, "MPI_Win_flush", plx_win_flush_body, &a);
 }
 
 #pragma weak MPI_Win_flush_local = PMPI_Win_flush_local
 int PMPI_Win_flush_local(int rank, MPI_Win win)
 {
-    return plx_win_flush_call(win, rank < 0 && rank != MPI_PROC_NULL ? -2 : rank, "MPI_Win_flush_local");
+    struct plx_win_flush_args a = { PLX_WIN_FLUSH_ONE, rank };
+    return plx_win_call(win, "MPI_Win_flush_local", plx_win_flush_body, &a);
 }
 
 #pragma weak MPI_Win_flush_all = PMPI_Win_flush_all
 int PMPI_Win_flush_all(MPI_Win win)
 {
-    return plx_win_flush_call(win, -1, "MPI_Win_flush_all");
+    struct plx_win_flush_args a = { PLX_WIN_FLUSH_ALL, 0 };
+    return plx_win_call(win, "MPI_Win_flush_all", plx_win_flush_body, &a);
 }
 
 #pragma weak MPI_Win_flush_local_all = PMPI_Win_flush_local_all
 int PMPI_Win_flush_local_all(MPI_Win win)
 {
-    return plx_win_flush_call(win, -1, "MPI_Win_flush_local_all");
+    struct plx_win_flush_args a = { PLX_WIN_FLUSH_ALL, 0 };
+    return plx_win_call(win, "MPI_Win_flush_local_all", plx_win_flush_body, &a);
 }
 
 #pragma weak MPI_Win_sync = PMPI_Win_sync
 int PMPI_Win_sync(MPI_Win win)
 {
-    static const char fn[] = "MPI_Win_sync";
-    struct plx_win *w;
-    plx_api_lock();
-    int rc = plx_win_arg(win, &w, fn);
-    if (rc == MPI_SUCCESS) {
-        plx_progress_poll();
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    }
-    plx_api_unlock();
-    return rc;
+    struct plx_win_flush_args a = { PLX_WIN_SYNC, 0 };
+    return plx_win_call(win, "MPI_Win_sync", plx_win_flush_body, &a);
 }

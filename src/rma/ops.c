@@ -357,8 +357,12 @@ static void plx_rma_on_req(struct plx_tp_iface *ifc, int lpid, const struct plx_
                  q.wid);
         return;
     }
-    if (q.kind != PLX_RMA_K_LOCK && q.kind != PLX_RMA_K_POST && q.kind != PLX_RMA_K_COMPLETE &&
-        q.kind != PLX_RMA_K_LKINFO && plx_rma_lk_waiting(w, q.src)) {
+    /* A request that arrives while this process is still inside the window's creation (an
+     * origin that finished it sooner) waits until the creation is over: the answer needs the
+     * origin's slot (w->t[src].wid), known only once the cards are exchanged. It was answered
+     * to slot 0 before and dropped there, and the origin waited for ever (lock_all at 3+ ranks). */
+    if (!w->ready || (q.kind != PLX_RMA_K_LOCK && q.kind != PLX_RMA_K_POST && q.kind != PLX_RMA_K_COMPLETE &&
+                      q.kind != PLX_RMA_K_LKINFO && plx_rma_lk_waiting(w, q.src))) {
         struct plx_rma_deferred *d = plx_malloc(sizeof *d + h->len);
         d->rank = q.src;
         d->h = *h;
@@ -367,6 +371,13 @@ static void plx_rma_on_req(struct plx_tp_iface *ifc, int lpid, const struct plx_
         return;
     }
     plx_rma_exec_req(w, q.src, h, payload);
+}
+
+void plx_rma_win_ready(struct plx_win *w)
+{
+    w->ready = 1;
+    for (int r = 0; r < w->comm->size; r++)
+        plx_rma_run_deferred(w, r);
 }
 
 static void plx_rma_exec_req(struct plx_win *w, int r, const struct plx_hdr *h, const void *payload)

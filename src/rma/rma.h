@@ -87,6 +87,7 @@ struct plx_win {
     struct plx_obj obj;
     struct plx_comm *comm;      /* private: its own context */
     int wid;
+    int ready;                  /* creation over: every rank's card is known (requests wait before) */
     int flavor;                 /* MPI_WIN_FLAVOR_* */
     int model;                  /* MPI_WIN_UNIFIED */
     void *base;
@@ -210,6 +211,8 @@ void plx_rma_wid_free(int wid);
 /* Executes a lock request of `rank` at this target (AM queue): grants at
  * once or queues; and an unlock. Self requests are granted in place. */
 void plx_rma_lk_request(struct plx_win *w, int rank, int type);
+/* The window's creation is over: requests that arrived during it run now. */
+void plx_rma_win_ready(struct plx_win *w);
 void plx_rma_lk_release(struct plx_win *w, int rank);
 
 /* Executes one piece at local memory: kind, runs (off relative to mem),

@@ -112,6 +112,29 @@ static int plx_win_seg_setup(struct plx_win *w, const uint64_t *sizes, int nonco
     return 0;
 }
 
+/* "none", or a comma-separated list of rar, raw, war, waw (MPI 4.1 12.2.1). Operations are
+ * always applied in order here (the message path keeps one channel's order between an origin
+ * and a target), so the key is a permission Plexus does not use; a value that is neither is
+ * ignored, as hints are. */
+static int plx_win_ordering_ok(const char *v)
+{
+    if (!strcmp(v, "none"))
+        return 1;
+    for (;;) {
+        while (*v == ' ')
+            v++;
+        if (strncmp(v, "rar", 3) && strncmp(v, "raw", 3) && strncmp(v, "war", 3) && strncmp(v, "waw", 3))
+            return 0;
+        v += 3;
+        while (*v == ' ')
+            v++;
+        if (!*v)
+            return 1;
+        if (*v++ != ',')
+            return 0;
+    }
+}
+
 void plx_win_set_info(struct plx_win *w, const struct plx_info *info)
 {
     static const char *const keys[][2] = {
@@ -132,7 +155,7 @@ void plx_win_set_info(struct plx_win *w, const struct plx_info *info)
         return;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const char *v = plx_info_lookup(info, keys[i][0]);
-        if (v)
+        if (v && (strcmp(keys[i][0], "accumulate_ordering") || plx_win_ordering_ok(v)))
             plx_info_set(w->info, keys[i][0], v);
     }
     const char *v = plx_info_lookup(info, "alloc_shared_noncontig");
@@ -274,6 +297,7 @@ int plx_win_create(struct plx_comm *comm, int flavor, void *base, MPI_Aint size,
     w->attr_disp_unit = disp_unit;
     w->attr_flavor = flavor;
     w->attr_model = w->model;
+    plx_rma_win_ready(w);
     *win_p = w;
     return MPI_SUCCESS;
 fail:

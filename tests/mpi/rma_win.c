@@ -13,7 +13,8 @@
  *    mismatched datatypes (MPI_ERR_TYPE), locking a target twice
  *    (_SYNC, as MPICH), freeing a window inside an epoch (_SYNC), attaching to a
  *    window of another flavour (_FLAVOR), overlapping regions (_ATTACH),
- *    shared_query on a window that is not shared (_FLAVOR), an invalid
+ *    shared_query on a window that is not shared (_FLAVOR), MPI_Win_sync
+ *    outside a passive-target epoch (_SYNC), an invalid
  *    window (MPI_ERR_WIN); and nothing is written outside the window.
  */
 #include "plx_test.h"
@@ -174,6 +175,11 @@ int main(int argc, char **argv)
     PLX_CHECK_ERR(rc, MPI_ERR_RANK);
     rc = MPI_Put(v, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win);
     PLX_CHECK_MPI(rc);
+    if (plexus_messages) {      /* MPI_Win_sync only in a passive-target epoch (MPI 4.1 12.5.4) */
+        rc = MPI_Win_sync(win);
+        PLX_CHECK_ERR(rc, MPI_ERR_RMA_SYNC);
+        check_msg(rc, "MPI_Win_sync", rk, "MPI_Win_fence epoch");
+    }
     PLX_CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     /* nothing was written anywhere */
     long long touched = 0;
@@ -202,6 +208,12 @@ int main(int argc, char **argv)
         PLX_CHECK_ERR(rc, MPI_ERR_RMA_SYNC);
         rc = MPI_Win_flush(right, win);
         PLX_CHECK_ERR(rc, MPI_ERR_RMA_SYNC);
+        rc = MPI_Win_sync(win);        /* no epoch at all */
+        PLX_CHECK_ERR(rc, MPI_ERR_RMA_SYNC);
+        check_msg(rc, "MPI_Win_sync", rk, "no passive-target epoch");
+        PLX_CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+        PLX_CHECK_MPI(MPI_Win_sync(win));       /* a lock on any one target is a passive-target epoch */
+        PLX_CHECK_MPI(MPI_Win_unlock(right, win));
         rc = MPI_Win_lock(99, right, 0, win);
         PLX_CHECK_ERR(rc, MPI_ERR_LOCKTYPE);
         rc = MPI_Win_attach(win, v, sizeof v);

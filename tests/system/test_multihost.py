@@ -788,13 +788,11 @@ PT2PT_LAYOUTS = {"big": [(2, 2), (4, 4)], "dt_pt2pt": [(2, 2), (3, 3), (4, 4)]}
 PT2PT_DEFAULT_LAYOUTS = [(2, 2), (2, 4), (4, 8)]
 
 
-@pytest.fixture(scope="session")
-def pt2pt_progs(build_dir, tmp_path_factory):
-    """The foundation's point-to-point tests, built with our mpicc."""
+def build_mpi_tests(build_dir, out, names):
+    """{name: executable} of tests/mpi/<name>.c, built with our mpicc into `out`."""
     mpicc = os.path.join(build_dir, "bin", "mpicc")
-    out = tmp_path_factory.mktemp("pt2pt")
     progs = {}
-    for name in PT2PT_TESTS:
+    for name in names:
         src = os.path.join(SRC_ROOT, "tests", "mpi", name + ".c")
         exe = str(out / name)
         res = subprocess.run([mpicc, "-std=c11", "-O2", "-g", "-Wno-stringop-overflow", "-I",
@@ -804,6 +802,12 @@ def pt2pt_progs(build_dir, tmp_path_factory):
             pytest.fail("cannot build %s:\n%s" % (src, res.stderr))
         progs[name] = exe
     return progs
+
+
+@pytest.fixture(scope="session")
+def pt2pt_progs(build_dir, tmp_path_factory):
+    """The foundation's point-to-point tests, built with our mpicc."""
+    return build_mpi_tests(build_dir, tmp_path_factory.mktemp("pt2pt"), PT2PT_TESTS)
 
 
 @pytest.mark.mpi
