@@ -13,7 +13,8 @@
  * (each message gets a block of its own from malloc, freed when its send
  * completes) and the flush calls (wait, or a request that completes, when every
  * message buffered in that buffer has left). A buffered send takes its
- * communicator's buffer if it has one, else the process's. Each buffer is a
+ * communicator's buffer if it has one, else the buffer of the session the
+ * communicator derives from (comm->bslot), else the process's. Each buffer is a
  * pool (struct plx_bpool); the process's is static, a communicator's sits in
  * a short list here and holds a reference on the communicator, so the
  * pointer cannot be reused while the buffer is attached; a session keeps a
@@ -144,8 +145,10 @@ int plx_bsend_start(struct plx_request *r, const char *fn)
      * a buffer sized by it must hold the message (mpi4py's tests attach just
      * that much); blocks hold packed bytes, so they need no alignment */
     size_t need = bytes + MPI_BSEND_OVERHEAD;
+    /* MPI 4.1: the communicator's buffer, else its session's, else the process's */
     struct plx_cpool *cp = plx_bsend.comms ? *plx_bsend_comm_slot(r->comm) : NULL;
-    struct plx_bpool *p = cp ? cp->pool : plx_bsend.proc;
+    struct plx_bpool *sp = !cp && r->comm->bslot ? r->comm->bslot->pool : NULL;
+    struct plx_bpool *p = cp ? cp->pool : sp ? sp : plx_bsend.proc;
     struct plx_bblock *b = p ? plx_bsend_alloc(p, need) : NULL;
     if (!b && p && p->nused) {
         /* let earlier buffered sends drain, then try once more */
@@ -158,8 +161,9 @@ int plx_bsend_start(struct plx_request *r, const char *fn)
                                    "%s(rank %d): no room in the %s buffer for a %zu-byte message "
                                    "(%zu bytes attached, %zu needed with MPI_BSEND_OVERHEAD; attach a larger "
                                    "buffer with %s)",
-                                   fn, plx_rt.world_rank, cp ? "communicator's" : "attached", bytes,
-                                   p ? p->size : 0, need, cp ? "MPI_Comm_attach_buffer" : "MPI_Buffer_attach");
+                                   fn, plx_rt.world_rank, cp ? "communicator's" : sp ? "session's" : "attached", bytes,
+                                   p ? p->size : 0, need,
+                                   cp ? "MPI_Comm_attach_buffer" : sp ? "MPI_Session_attach_buffer" : "MPI_Buffer_attach");
         return plx_api_err_code(r->comm, r->st_error);
     }
     /* The user's request completes now; an internal one carries the data. */

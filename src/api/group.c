@@ -19,6 +19,15 @@ static int plx_group_out(struct plx_group *ng, MPI_Group *out, const char *fn)
     return MPI_SUCCESS;
 }
 
+/* A group made from g (incl, excl, ranges), or from two groups of one
+ * session, belongs to that session too: it carries its buffer slot (MPI 4.1). */
+static struct plx_group *plx_group_derived(struct plx_group *ng, struct plx_bslot *slot)
+{
+    if (ng && !ng->obj.builtin && !ng->bslot)
+        ng->bslot = plx_bslot_addref(slot);
+    return ng;
+}
+
 #pragma weak MPI_Group_size = PMPI_Group_size
 int PMPI_Group_size(MPI_Group group, int *size)
 {
@@ -132,6 +141,8 @@ static int plx_group_setop(MPI_Group group1, MPI_Group group2, MPI_Group *newgro
     case PLX_GROUP_INTERSECTION: ng = plx_group_intersection(g1, g2); break;
     default: ng = plx_group_difference(g1, g2); break;
     }
+    if (g1->bslot == g2->bslot)
+        plx_group_derived(ng, g1->bslot);
     rc = plx_group_out(ng, newgroup, fn);
 out:
     plx_api_unlock();
@@ -203,7 +214,7 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
     int *lpids = plx_malloc((size_t)(n + 1) * sizeof(int));
     for (int i = 0; i < n; i++)
         lpids[i] = g->lpids[ranks[i]];
-    rc = plx_group_out(plx_group_new(n, lpids), newgroup, fn);
+    rc = plx_group_out(plx_group_derived(plx_group_new(n, lpids), g->bslot), newgroup, fn);
     free(lpids);
 out:
     free(seen);
@@ -234,7 +245,7 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
     plx_api_lock();
     if ((rc = plx_group_list_args(group, n, ranks, newgroup, &g, &seen, fn)))
         goto out;
-    rc = plx_group_out(plx_group_unmarked(g, seen), newgroup, fn);
+    rc = plx_group_out(plx_group_derived(plx_group_unmarked(g, seen), g->bslot), newgroup, fn);
 out:
     free(seen);
     plx_api_unlock();
@@ -315,7 +326,7 @@ int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
     lpids = plx_malloc((size_t)(g->size + 1) * sizeof(int));
     if ((rc = plx_group_expand_ranges(g, n, ranges, seen, lpids, &count, fn)))
         goto out;
-    rc = plx_group_out(plx_group_new(count, lpids), newgroup, fn);
+    rc = plx_group_out(plx_group_derived(plx_group_new(count, lpids), g->bslot), newgroup, fn);
 out:
     free(seen);
     free(lpids);
@@ -336,7 +347,7 @@ int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
     seen = plx_calloc((size_t)g->size + 1, 1);
     if ((rc = plx_group_expand_ranges(g, n, ranges, seen, NULL, &count, fn)))
         goto out;
-    rc = plx_group_out(plx_group_unmarked(g, seen), newgroup, fn);
+    rc = plx_group_out(plx_group_derived(plx_group_unmarked(g, seen), g->bslot), newgroup, fn);
 out:
     free(seen);
     plx_api_unlock();

@@ -50,7 +50,7 @@ struct plx_session {
     struct plx_obj obj;
     struct plx_errhandler *errhandler;
     struct plx_info *info;      /* what MPI_Session_get_info returns a copy of */
-    struct plx_bpool *bpool;    /* MPI_Session_attach_buffer's (api/bsend.c) */
+    struct plx_bslot *bslot;    /* MPI_Session_attach_buffer's (api/bsend.c); its groups and communicators share it */
 };
 
 static struct plx_objtab plx_session_tab = PLX_OBJTAB_INIT("session", PLX_OBJ_SESSION, struct plx_session);
@@ -167,6 +167,8 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
         plx_errhandler_addref(eh);
         s->errhandler = eh;
         s->info = in ? plx_info_dup(in) : plx_info_new();
+        s->bslot = plx_calloc(1, sizeof *s->bslot);
+        s->bslot->refs = 1;
         static const char *names[] = { "MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
                                        "MPI_THREAD_MULTIPLE" };
         plx_info_set(s->info, "thread_level", names[plx_rt.thread_level & 3]);
@@ -186,11 +188,15 @@ int PMPI_Session_finalize(MPI_Session *session)
     plx_api_lock();
     int rc = plx_session_get(*session, &s, fn);
     if (rc == MPI_SUCCESS) {
-        if (s->bpool) {     /* a buffer still attached: its messages leave first, then it is dropped */
+        if (s->bslot->pool) {     /* a buffer still attached: its messages leave first, then it is dropped */
             void *b;
             MPI_Count n;
-            plx_bpool_detach(&s->bpool, &b, &n, 1, NULL, fn);
+            plx_bpool_detach(&s->bslot->pool, &b, &n, 1, NULL, fn);
         }
+        /* groups and communicators of this session that are still alive
+         * (erroneous) keep the now empty slot: their buffered sends fall
+         * back to the process's buffer */
+        plx_bslot_release(s->bslot);
         plx_errhandler_release(s->errhandler);
         plx_info_release(s->info);
         plx_obj_free(&plx_session_tab, s);
@@ -367,9 +373,19 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
     else if (rc == MPI_SUCCESS && i < 0)
         rc = plx_session_err(s, fn, MPI_ERR_ARG, "process set \"%s\" does not exist (mpi://WORLD, mpi://SELF)",
                              pset_name ? pset_name : "(NULL)");
+    if (rc == MPI_SUCCESS) {
+        /* a group of its own that carries the session's buffer slot into the
+         * communicators made from it (MPI_Comm_create_from_group) */
+        struct plx_comm *src = i == 0 ? plx_comm_world : plx_comm_self;
+        struct plx_group *g = plx_group_new(src->group->size, src->group->lpids);
+        if (!g)
+            rc = plx_session_err(s, fn, MPI_ERR_NO_MEM, "cannot allocate a group handle");
+        else {
+            g->bslot = plx_bslot_addref(s->bslot);
+            *newgroup = g->obj.handle;
+        }
+    }
     plx_api_unlock();
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Comm_group(i == 0 ? MPI_COMM_WORLD : MPI_COMM_SELF, newgroup);
     return rc;
 }
 
@@ -410,23 +426,23 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
 }
 
 /* --- MPI 4.1: a buffer for buffered sends per session (api/bsend.c) ------
- * Attached, detached and flushed here; Plexus's communicators do not record
- * the session they came from, so buffered sends use their communicator's
- * buffer or the process's, never a session's (docs/notes/session7-issue17.md). */
+ * Attached, detached and flushed here. The session's groups and the
+ * communicators made from them share its slot (struct plx_bslot), and a
+ * buffered send on one of those without a buffer of its own uses it. */
 
 static int plx_session_buffer_attach(MPI_Session session, void *buffer, MPI_Count size, const char *fn)
 {
     struct plx_session *s;
     plx_api_lock();
     int rc = plx_session_get(session, &s, fn);
-    if (rc == MPI_SUCCESS && s->bpool)
+    if (rc == MPI_SUCCESS && s->bslot->pool)
         rc = plx_session_err(s, fn, MPI_ERR_BUFFER, "a buffer is already attached to this session (detach it first)");
     else if (rc == MPI_SUCCESS && buffer != MPI_BUFFER_AUTOMATIC && size < 0)
         rc = plx_session_err(s, fn, MPI_ERR_ARG, "argument 'size' is negative (%lld)", (long long)size);
     else if (rc == MPI_SUCCESS && buffer != MPI_BUFFER_AUTOMATIC && !buffer && size > 0)
         rc = plx_session_err(s, fn, MPI_ERR_BUFFER, "argument 'buffer' is NULL");
     else if (rc == MPI_SUCCESS)
-        rc = plx_bpool_attach(&s->bpool, buffer, size, NULL, fn, "this session");
+        rc = plx_bpool_attach(&s->bslot->pool, buffer, size, NULL, fn, "this session");
     plx_api_unlock();
     return rc;
 }
@@ -439,7 +455,7 @@ static int plx_session_buffer_detach(MPI_Session session, void *buffer_addr, voi
     if (rc == MPI_SUCCESS && (!buffer_addr || !size_p))
         rc = plx_session_err(s, fn, MPI_ERR_ARG, "argument '%s' is NULL", size_p ? "buffer_addr" : "size");
     else if (rc == MPI_SUCCESS)
-        rc = plx_bpool_detach(&s->bpool, buffer_addr, size_p, wide, NULL, fn);
+        rc = plx_bpool_detach(&s->bslot->pool, buffer_addr, size_p, wide, NULL, fn);
     plx_api_unlock();
     return rc;
 }
@@ -470,7 +486,7 @@ int PMPI_Session_flush_buffer(MPI_Session session)
     plx_api_lock();
     int rc = plx_session_get(session, &s, "MPI_Session_flush_buffer");
     if (rc == MPI_SUCCESS)
-        rc = plx_bpool_flush(s->bpool);
+        rc = plx_bpool_flush(s->bslot->pool);
     plx_api_unlock();
     return rc;
 }
@@ -484,7 +500,7 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
     if (rc == MPI_SUCCESS && !request)
         rc = plx_session_err(s, fn, MPI_ERR_ARG, "argument 'request' is NULL");
     else if (rc == MPI_SUCCESS)
-        rc = plx_bpool_iflush(s->bpool, plx_comm_self, request, NULL, fn);
+        rc = plx_bpool_iflush(s->bslot->pool, plx_comm_self, request, NULL, fn);
     plx_api_unlock();
     return rc;
 }

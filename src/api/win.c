@@ -479,6 +479,11 @@ static int plx_win_get_name_body(struct plx_win *w, const char *fn, void *arg)
 #pragma weak MPI_Win_get_name = PMPI_Win_get_name
 int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
+    if (win == MPI_WIN_NULL && win_name && resultlen) {       /* MPI 4.1: null handles have names */
+        strcpy(win_name, "MPI_WIN_NULL");
+        *resultlen = (int)strlen(win_name);
+        return MPI_SUCCESS;
+    }
     struct plx_win_name_args a = { win_name, resultlen };
     return plx_win_call(win, "MPI_Win_get_name", plx_win_get_name_body, &a);
 }

@@ -129,6 +129,7 @@ struct plx_comm *plx_comm_new(struct plx_comm *parent, struct plx_group *g, int 
     c->size = g->size;
     c->errhandler = parent ? parent->errhandler : plx_errhandler_fatal;
     plx_errhandler_addref(c->errhandler);
+    c->bslot = plx_bslot_addref(parent && parent->bslot ? parent->bslot : g->bslot);
     return c;
 }
 
@@ -197,6 +198,7 @@ void plx_comm_release(struct plx_comm *c)
     plx_group_release(c->group);
     plx_errhandler_release(c->errhandler);
     plx_info_release(c->info);
+    plx_bslot_release(c->bslot);
     plx_comm_free_context(c->context_id);
     if (c->remote_group) {
         plx_group_release(c->remote_group);

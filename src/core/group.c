@@ -63,6 +63,7 @@ void plx_group_release(struct plx_group *g)
         return;
     free(g->lpids);
     g->lpids = NULL;
+    plx_bslot_release(g->bslot);
     plx_obj_free(&plx_group_tab, g);
 }
 

@@ -17,17 +17,42 @@
 #ifndef PLX_OBJECTS_H
 #define PLX_OBJECTS_H
 
+#include <stdlib.h>
 #include <mpi.h>
 #include "core/handle.h"
 #include "core/plexus.h"
 
 #define PLX_MAX_CONTEXTS 4096   /* match contexts; communicators use two each */
 
+/* MPI 4.1: the buffer slot of a session (api/session.c; the pool is
+ * api/bsend.c's). The session and every group and communicator derived from
+ * it hold a reference, so the slot outlives a session finalized too early
+ * (erroneous): the session empties it, and buffered sends on its
+ * communicators then find no session buffer. Counted under the API lock. */
+struct plx_bslot {
+    int refs;
+    struct plx_bpool *pool;     /* NULL: no buffer attached */
+};
+
+static inline struct plx_bslot *plx_bslot_addref(struct plx_bslot *s)
+{
+    if (s)
+        s->refs++;
+    return s;
+}
+
+static inline void plx_bslot_release(struct plx_bslot *s)
+{
+    if (s && --s->refs == 0)
+        free(s);
+}
+
 struct plx_group {
     struct plx_obj obj;
     int size;
     int rank;                   /* my rank in the group, MPI_UNDEFINED if absent */
     int *lpids;                 /* size entries: world rank of each member */
+    struct plx_bslot *bslot;    /* from a session's process set (referenced), else NULL */
 };
 
 struct plx_attr {
@@ -94,6 +119,9 @@ struct plx_comm {
      * (its own context id) on which the collectives run their local parts. */
     struct plx_group *remote_group;
     struct plx_comm *local_comm;
+    /* The buffer slot of the session it derives from (referenced), else
+     * NULL: its parent's, or its group's (MPI_Comm_create_from_group). */
+    struct plx_bslot *bslot;
 };
 
 static inline int plx_comm_is_inter(const struct plx_comm *c)

@@ -9,7 +9,8 @@
  * later MPI_Waitall completes them, with the data); null and inactive
  * persistent requests count as "no active request". Error removal follows
  * the standard's order: a class with codes or a string, or a code with a
- * string, is refused; removed values are invalid codes afterwards.
+ * string, is refused; removed values are invalid codes afterwards. Null
+ * handles are named: MPI_COMM_NULL, MPI_DATATYPE_NULL, MPI_WIN_NULL.
  */
 #include "plx_test.h"
 
@@ -151,6 +152,9 @@ int main(int argc, char **argv)
     PLX_CHECK(!strcmp(nm, "MPI_COMM_NULL") && nl == 13, "name of MPI_COMM_NULL: %s", nm);
     PLX_CHECK_MPI(MPI_Type_get_name(MPI_DATATYPE_NULL, nm, &nl));
     PLX_CHECK(!strcmp(nm, "MPI_DATATYPE_NULL") && nl == 17, "name of MPI_DATATYPE_NULL: %s", nm);
+    nl = -1;
+    PLX_CHECK_MPI(MPI_Win_get_name(MPI_WIN_NULL, nm, &nl));
+    PLX_CHECK(!strcmp(nm, "MPI_WIN_NULL") && nl == 12, "name of MPI_WIN_NULL: %s", nm);
     static const int classes[] = { MPI_ERR_PROC_ABORTED, MPI_ERR_VALUE_TOO_LARGE, MPI_ERR_ERRHANDLER };
     for (int i = 0; i < 3; i++) {
         int c = -1;
