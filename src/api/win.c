@@ -289,13 +289,10 @@ static int plx_win_query_body(struct plx_win *w, const char *fn, void *arg)
 {
     struct plx_win_query_args *q = arg;
     int rc;
-    if (!w->direct)
+    if (!w->direct && w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         return plx_win_err(w, fn, MPI_ERR_RMA_FLAVOR,
-                           "the window's memory is not shared (flavor %s): only windows of "
-                           "MPI_Win_allocate_shared, or of MPI_Win_allocate on one node, can be queried",
-                           w->flavor == MPI_WIN_FLAVOR_CREATE    ? "create"
-                           : w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? "dynamic"
-                                                                 : "allocate");
+                           "the window has no memory to query (flavor dynamic): only windows of "
+                           "MPI_Win_allocate_shared, MPI_Win_allocate or MPI_Win_create can be queried");
     if (q->rank != MPI_PROC_NULL && (rc = plx_win_target_arg(w, q->rank, fn)))
         return rc;
     if ((rc = plx_win_ptr_arg(w, fn, q->size, "size")) ||
@@ -303,6 +300,20 @@ static int plx_win_query_body(struct plx_win *w, const char *fn, void *arg)
         (rc = plx_win_ptr_arg(w, fn, q->baseptr, "baseptr")))
         return rc;
     int r = q->rank;
+    if (!w->direct) {
+        /* MPI 4.1: windows of MPI_Win_create/_allocate whose memory is not
+         * shared may be queried too. Only the caller's own memory is reachable
+         * by load/store here: any other rank (and MPI_PROC_NULL) gives size 0
+         * and a NULL baseptr. */
+        int own = r == w->comm->rank;
+        *q->size = own ? w->size : 0;
+        if (q->disp_unit)
+            *q->disp_unit = own ? w->disp_unit : 1;
+        else
+            *q->disp_unit_c = own ? w->disp_unit : 1;
+        *(void **)q->baseptr = own ? w->base : NULL;
+        return MPI_SUCCESS;
+    }
     if (r == MPI_PROC_NULL) {   /* the first rank with memory */
         r = 0;
         while (r < w->comm->size - 1 && w->t[r].size == 0)
