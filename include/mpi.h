@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define MPI_VERSION    4
-#define MPI_SUBVERSION 0   /* 4.1 once its own additions are in (docs/notes/session6-issue17b.md) */
+#define MPI_SUBVERSION 1   /* MPI 4.1: every 4.1 function is in (docs/notes/session7-issue17.md) */
 
 /* ------------------------------------------------------------------------
  * Scalar and handle types
