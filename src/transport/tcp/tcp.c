@@ -354,6 +354,25 @@ static void plx_tcp_fin_read(struct plx_tcp_conn *c)
         plx_tcp_epoll_set(c, EPOLLOUT);
 }
 
+/* The end of an open connection, our half: BYE queued once, then our side
+ * shut down once everything queued has gone (called again until it has). */
+static void plx_tcp_say_bye(struct plx_tcp_peer *p)
+{
+    if (!p->fin_bye) {
+        struct plx_hdr bye = { .type = PLX_TCP_PKT_BYE };
+        struct iovec v = { &bye, sizeof bye };
+        plx_tcp_enqueue(p, &v, 1, 0, NULL);
+        p->fin_bye = 1;
+    }
+    if (!p->fin_shut) {
+        plx_tcp_flush(p);
+        if (p->state == PLX_TCP_P_OPEN && plx_list_empty(&p->sq)) {
+            shutdown(p->conn->fd, SHUT_WR);
+            p->fin_shut = 1;
+        }
+    }
+}
+
 /* Every connection, open or still being set up (ours or a peer's): BYE,
  * flush, shut down our side, read (and drop) until the peer's EOF. Both
  * directions progress together, so two ranks flushing to each other cannot
@@ -361,8 +380,6 @@ static void plx_tcp_fin_read(struct plx_tcp_conn *c)
  * last packets finds us listening. */
 static void plx_tcp_drain_all(void)
 {
-    struct plx_hdr bye = { .type = PLX_TCP_PKT_BYE };
-    struct iovec v = { &bye, sizeof bye };
     plx_tcp.finalizing = 1;
     plx_tcp_set_hot(NULL);
     double end = plx_util_now() + PLX_TCP_FINALIZE_SECONDS;
@@ -378,17 +395,7 @@ static void plx_tcp_drain_all(void)
             }
             if (p->state != PLX_TCP_P_OPEN)
                 continue;
-            if (!p->fin_bye) {
-                plx_tcp_enqueue(p, &v, 1, 0, NULL);
-                p->fin_bye = 1;
-            }
-            if (!p->fin_shut) {
-                plx_tcp_flush(p);
-                if (p->state == PLX_TCP_P_OPEN && plx_list_empty(&p->sq)) {
-                    shutdown(p->conn->fd, SHUT_WR);
-                    p->fin_shut = 1;
-                }
-            }
+            plx_tcp_say_bye(p);
             if (p->state == PLX_TCP_P_OPEN && p->fin_shut && p->fin_eof)
                 plx_tcp_fin_close(p);
             pending += p->state == PLX_TCP_P_OPEN;
@@ -864,8 +871,6 @@ static int plx_tcp_drop_peer(int lpid)
 {
     if (!plx_tcp.initialized || lpid < 0 || lpid >= plx_tcp.npeers)
         return 1;
-    struct plx_hdr bye = { .type = PLX_TCP_PKT_BYE };
-    struct iovec v = { &bye, sizeof bye };
     int left = 0;
     for (int k = 0; k < plx_tcp_nrails_all(); k++) {
         struct plx_tcp_peer *p = plx_tcp.rails[k].peers[lpid];
@@ -880,17 +885,7 @@ static int plx_tcp_drop_peer(int lpid)
             continue;
         }
         p->dropping = 1;
-        if (!p->fin_bye) {
-            plx_tcp_enqueue(p, &v, 1, 0, NULL);
-            p->fin_bye = 1;
-        }
-        if (!p->fin_shut) {
-            plx_tcp_flush(p);
-            if (p->state == PLX_TCP_P_OPEN && plx_list_empty(&p->sq)) {
-                shutdown(p->conn->fd, SHUT_WR);
-                p->fin_shut = 1;
-            }
-        }
+        plx_tcp_say_bye(p);
         left += p->state != PLX_TCP_P_CLOSED;
     }
     return left == 0;
