@@ -69,6 +69,19 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+/* libfabric is opened when a job asks for the ofi transport (or plexus-info
+ * asks what it offers), not when the library is loaded: Debian's libfabric
+ * links the PSM libraries, whose load-time constructors cost every process
+ * about 0.1 s (libinfinipath calibrates its clock with some 400 usleeps,
+ * pinned to CPU 0) and install crash handlers. Its six real functions are
+ * called through pointers that plx_ofi_dl_open fills (the rest of its API is
+ * inline, through the objects' operation tables). */
+#define fi_getinfo plx_fi_getinfo
+#define fi_freeinfo plx_fi_freeinfo
+#define fi_dupinfo plx_fi_dupinfo
+#define fi_fabric plx_fi_fabric
+#define fi_strerror plx_fi_strerror
+#define fi_version plx_fi_version
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
@@ -90,9 +103,9 @@
  * drops a "<program>.<time>-<pid>,<host>.btr" file in its directory and
  * exits with status 1, so the launcher can no longer report the signal.
  * Only handlers that live in those libraries are put back to the default,
- * once they have run (ours run after our dependencies' constructors); the
- * handlers of the application or of a sanitizer are left alone. */
-__attribute__((constructor)) static void plx_ofi_undo_psm_handlers(void)
+ * right after libfabric is loaded; the handlers of the application or of a
+ * sanitizer are left alone. */
+static void plx_ofi_undo_psm_handlers(void)
 {
     static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
@@ -108,6 +121,76 @@ __attribute__((constructor)) static void plx_ofi_undo_psm_handlers(void)
 }
 #include "transport/ofi/ofi.h"
 #include "util/util.h"
+
+static struct {
+    void *h;
+    int (*getinfo)(uint32_t, const char *, const char *, uint64_t, const struct fi_info *, struct fi_info **);
+    void (*freeinfo)(struct fi_info *);
+    struct fi_info *(*dupinfo)(const struct fi_info *);
+    int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
+    const char *(*strerror)(int);
+    uint32_t (*version)(void);
+} plx_ofi_dl;
+
+/* Loads libfabric once; 0 and why (in why[len]) when it cannot. */
+static int plx_ofi_dl_open(char *why, size_t len)
+{
+    if (plx_ofi_dl.h)
+        return 1;
+    void *h = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(why, len, "cannot load libfabric.so.1: %s", dlerror());
+        return 0;
+    }
+    *(void **)&plx_ofi_dl.getinfo = dlsym(h, "fi_getinfo");
+    *(void **)&plx_ofi_dl.freeinfo = dlsym(h, "fi_freeinfo");
+    *(void **)&plx_ofi_dl.dupinfo = dlsym(h, "fi_dupinfo");
+    *(void **)&plx_ofi_dl.fabric = dlsym(h, "fi_fabric");
+    *(void **)&plx_ofi_dl.strerror = dlsym(h, "fi_strerror");
+    *(void **)&plx_ofi_dl.version = dlsym(h, "fi_version");
+    if (!plx_ofi_dl.getinfo || !plx_ofi_dl.freeinfo || !plx_ofi_dl.dupinfo || !plx_ofi_dl.fabric ||
+        !plx_ofi_dl.strerror || !plx_ofi_dl.version) {
+        snprintf(why, len, "libfabric.so.1 lacks fi_getinfo, fi_fabric or another function this build uses");
+        dlclose(h);
+        memset(&plx_ofi_dl, 0, sizeof plx_ofi_dl);
+        return 0;
+    }
+    plx_ofi_dl.h = h;           /* kept loaded until the process ends */
+    plx_ofi_undo_psm_handlers();
+    return 1;
+}
+
+int plx_fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+                   const struct fi_info *hints, struct fi_info **info)
+{
+    return plx_ofi_dl.getinfo(version, node, service, flags, hints, info);
+}
+
+void plx_fi_freeinfo(struct fi_info *info)
+{
+    if (plx_ofi_dl.freeinfo)
+        plx_ofi_dl.freeinfo(info);
+}
+
+struct fi_info *plx_fi_dupinfo(const struct fi_info *info)
+{
+    return plx_ofi_dl.dupinfo(info);
+}
+
+int plx_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)
+{
+    return plx_ofi_dl.fabric(attr, fabric, context);
+}
+
+const char *plx_fi_strerror(int errnum)
+{
+    return plx_ofi_dl.strerror ? plx_ofi_dl.strerror(errnum) : "libfabric not loaded";
+}
+
+uint32_t plx_fi_version(void)
+{
+    return plx_ofi_dl.version ? plx_ofi_dl.version() : 0;
+}
 
 #define PLX_OFI_API FI_VERSION(1, 9)
 #define PLX_OFI_NRX 64                  /* receive buffers posted */
@@ -346,6 +429,8 @@ static struct fi_info *plx_ofi_getinfo(char *why, size_t len)
 {
     static const uint64_t caps[] = { FI_MSG | FI_RMA | FI_ATOMIC, FI_MSG | FI_RMA, FI_MSG };
     int last = 0;
+    if (!plx_ofi_dl_open(why, len))
+        return NULL;
     for (int pk = 0; pk < 2; pk++)
         for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
             struct fi_info *h = plx_ofi_hints(caps[i], pk), *out = NULL;
@@ -1771,6 +1856,8 @@ static void plx_ofi_finalize(void)
 static int plx_ofi_query(char *msg, size_t len)
 {
     char why[256];
+    if (!plx_ofi_dl_open(msg, len))
+        return 0;
     struct fi_info *hints = fi_allocinfo();
     if (!hints) {
         snprintf(msg, len, "fi_allocinfo failed");
