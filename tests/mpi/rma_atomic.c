@@ -119,7 +119,8 @@ int main(int argc, char **argv)
         long long *last = malloc((size_t)size * sizeof(long long));
         for (int r = 0; r < size; r++)
             last[r] = -1;
-        long long worst = 0;
+        long long worst = 0, gaps = 0, over = 0;
+        const long long bound = 4 * (size - 2);
         /* the bound holds once every origin is queued: from each origin's first turn to its last but one */
         for (long long i = 0; i < n; i++) {
             int r = (int)mem[4 + i];
@@ -132,6 +133,8 @@ int main(int argc, char **argv)
                 long long others = i - last[r] - 1;
                 if (others > worst)
                     worst = others;
+                gaps++;
+                over += others > bound;
             }
             last[r] = i;
         }
@@ -142,9 +145,14 @@ int main(int argc, char **argv)
          * The bound allows each of them three more turns, for an origin the scheduler kept off its CPU
          * between its unlock and its next lock (seen: 6 at np 4 with the whole suite running on 2 cores);
          * a lock that lets one origin in again and again, or serves the latest request first, fails it. */
-        snprintf(what, sizeof what, "most turns of others between two turns of one origin (bound %d)", 4 * (size - 2));
+        /* Only an origin's own delay between its unlock and its next lock can stretch a gap past the
+         * bound, and it does so now and then when the machine is loaded (seen at 8 ranks in CI): a
+         * lock that is not FIFO (one origin let in again and again, the latest request served
+         * first) stretches most gaps. So at most 1 gap in 20 may pass the bound. */
+        snprintf(what, sizeof what, "gaps of more than %lld turns of others between two turns of one origin",
+                 bound);
         if (fifo)       /* a Plexus guarantee (ARGS --fifo); other libraries need not keep it */
-            PLX_CHECK(worst <= 4 * (size - 2), "%s: got %lld", what, worst);
+            PLX_CHECK(over * 20 <= gaps, "%s: %lld of %lld (the longest %lld)", what, over, gaps, worst);
         printf("rma_atomic: at most %lld turns of others between two turns of one origin (%d origins)\n", worst,
                size - 1);
         MPI_Win_unlock(0, win);
