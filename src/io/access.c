@@ -80,6 +80,7 @@ static int plx_io_sieve_worth(const struct plx_file *f, const struct plx_io_seg 
 int plx_io_write_segs(struct plx_file *f, const struct plx_io_seg *s, int n, const char *data, MPI_Offset bytes)
 {
     int err;
+    f->dirty |= n > 0;
     if (plx_io_sieve_worth(f, s, n, bytes)) {
         MPI_Offset lo = s[0].off, span = s[n - 1].off + s[n - 1].len - lo;
         char *blk = plx_malloc((size_t)span);

@@ -355,8 +355,11 @@ int plx_io_delete(const char *name)
 int plx_io_set_size(struct plx_file *f, MPI_Offset size)
 {
     int err = 0;
-    if (f->comm->rank == 0 && ftruncate(f->fd, (off_t)size) < 0)
-        err = errno;
+    if (f->comm->rank == 0) {
+        f->dirty = 1;
+        if (ftruncate(f->fd, (off_t)size) < 0)
+            err = errno;
+    }
     f->err_what = "truncating the file (ftruncate)";
     return plx_io_agree(f, err);
 }
@@ -369,6 +372,7 @@ int plx_io_preallocate(struct plx_file *f, MPI_Offset size)
         if (fstat(f->fd, &sb) < 0)
             err = errno;
         else if ((MPI_Offset)sb.st_size < size) {
+            f->dirty = 1;
             err = posix_fallocate(f->fd, 0, (off_t)size);
             if (err == EOPNOTSUPP || err == EINVAL) {
                 /* no fallocate here: write zeros past the end */
@@ -397,9 +401,15 @@ int plx_io_get_size(struct plx_file *f, MPI_Offset *size_p)
 
 int plx_io_sync(struct plx_file *f)
 {
-    int err = fsync(f->fd) < 0 ? errno : 0;
+    /* MPI_File_sync makes this process's writes durable (visibility needs
+     * nothing more on a POSIX file system): with none since the last sync
+     * there is nothing to flush, and a second fsync of a clean file still
+     * waits for the journal */
+    int err = f->dirty && fsync(f->fd) < 0 ? errno : 0;
     if (err == EINVAL)
         err = 0;                /* a file that cannot be synced holds nothing to sync */
+    if (!err)
+        f->dirty = 0;
     f->err_what = "fsync";
     int rc = plx_io_agree(f, err);
     return rc;

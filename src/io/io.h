@@ -84,6 +84,10 @@ struct plx_file {
     char datarep[MPI_MAX_DATAREP_STRING];
     MPI_Offset fp;              /* individual file pointer, in etypes */
 
+    /* this process wrote to or resized the file since its last successful
+     * MPI_File_sync: only then does the sync need an fsync */
+    int dirty;
+
     /* shared file pointer (in etypes of the view): its side file, opened
      * at first use (shfp_fd < 0 before) */
     int shfp_fd;

@@ -246,6 +246,7 @@ static int plx_io_round_write(struct plx_io_tp *t, int r, const char *data, char
             d += w[i].len;
         }
     }
+    f->dirty = 1;
     if ((*ioerr = plx_io_pwrite_full(f->fd, cbuf, (size_t)(hi - lo), lo)))
         f->err_what = "writing a collective buffer (pwrite)";
 unlock:
