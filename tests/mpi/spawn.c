@@ -268,6 +268,25 @@ static void test_errors(int usize_test)
     check_msg(rc, "exit", "spawn of a program that fails before MPI_Init");
     rc = MPI_Comm_spawn(self, MPI_ARGV_NULL, 0, MPI_INFO_NULL, wsize - 1, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE);
     check_msg(rc, "maxprocs", "spawn of 0 processes");
+    /* a command's own host file that does not exist, a host name that is
+     * not one: the spawn fails (before this, the sub-job's mpiexec ended with
+     * a usage error and took this job with it) */
+    MPI_Info infos[2];
+    char *cmds[2] = { (char *)self, (char *)self };
+    int np[2] = { 1, 1 };
+    MPI_Info_create(&infos[0]);
+    MPI_Info_create(&infos[1]);
+    MPI_Info_set(infos[1], "file", "/nonexistent/plexus-hostfile");
+    rc = MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, np, infos, wsize - 1, MPI_COMM_WORLD, &ic,
+                                 MPI_ERRCODES_IGNORE);
+    check_msg(rc, "/nonexistent/plexus-hostfile", "spawn_multiple with a missing host file");
+    MPI_Info_delete(infos[1], "file");
+    MPI_Info_set(infos[1], "host", "no host!");
+    rc = MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, np, infos, wsize - 1, MPI_COMM_WORLD, &ic,
+                                 MPI_ERRCODES_IGNORE);
+    check_msg(rc, "no host!", "spawn_multiple with a bad host name");
+    MPI_Info_free(&infos[0]);
+    MPI_Info_free(&infos[1]);
     PLX_CHECK(MPI_Wtime() - t0 < 60, "the failed spawns end in time");
 
 }

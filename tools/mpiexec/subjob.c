@@ -163,6 +163,25 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
     if (per_cmd)
         wdir = path = NULL;
     for (int i = 0; i < s->count; i++) {
+        /* read here as the sub-job will (it would end with a usage error,
+         * which is a failed spawned job that ends this one) */
+        const char *ch = plx_subjob_info(&s->cmds[i], "host"), *cf = plx_subjob_info(&s->cmds[i], "file");
+        struct plx_hostlist hl = { 0 };
+        char why[512] = "";
+        int bad = cf ? plx_hosts_add_file(&hl, cf, why, sizeof why) : ch ? plx_hosts_add_list(&hl, ch, why, sizeof why)
+                                                                       : 0;
+        if (!bad && (cf || ch) && hl.n == 0) {
+            snprintf(why, sizeof why, "no host in it");
+            bad = -1;
+        }
+        plx_hosts_free(&hl);
+        if (bad) {
+            snprintf(err, errlen, "info '%s' %s of command %d (%s): %s", cf ? "file" : "host", cf ? cf : ch, i,
+                     s->cmds[i].execname, why);
+            return -1;
+        }
+    }
+    for (int i = 0; i < s->count; i++) {
         /* host and file belong to their command too (-app-hosts and
          * -app-hostfile of the sub-job); a command without them runs on
          * this job's hosts. The program is checked where it runs here. */
