@@ -1208,21 +1208,27 @@ def test_spawn_with_host_key_runs_children_there(mpiexec, spawn_host, test_hosts
         ["child 0 on %s" % h2, "child 1 on %s" % h2], job.stdout
 
 
+@pytest.mark.parametrize("parent_hosts", ["-hosts", "-app-hosts"])
 def test_spawn_multiple_places_each_command_by_its_own_info(mpiexec, spawn_host, test_hosts, marker, launch,
-                                                           tcp_transport, tmp_path):
+                                                           tcp_transport, tmp_path, parent_hosts):
     """MPI_Comm_spawn_multiple of three commands from a parent on the first
     host: the first (2 children) with info "host" = the second host, the
     second with "file" = a host file naming the third, the third with
-    neither, so it runs on the parents' hosts. Each child reports its host
-    and MPI_APPNUM; data goes both ways between the hosts. Then
-    MPI_Comm_split_type(SHARED) of parents and children merged groups the
-    processes of each host, whichever job they belong to."""
+    neither, so it runs on the parents' hosts (the parent job's -hosts, or
+    the hosts it runs on when it was placed by -app-hosts). Each child
+    reports its host and MPI_APPNUM; data goes both ways between the hosts.
+    Then MPI_Comm_split_type(SHARED) of parents and children merged groups
+    the processes of each host, whichever job they belong to."""
     c = test_hosts(3)
     h1, h2, h3 = c.hosts
     hostfile = tmp_path / "third_host"
     hostfile.write_text("# the third test host\n%s\n" % h3)
-    job = launch(hosts_job(c, mpiexec, ["-n", "1", spawn_host, "--multi", h2, str(hostfile), marker],
-                           hosts=[h1]), timeout=90)
+    args = ["-n", "1", spawn_host, "--multi", h2, str(hostfile), marker]
+    if parent_hosts == "-hosts":
+        cmd = hosts_job(c, mpiexec, args, hosts=[h1])
+    else:
+        cmd = c.on(h1, [mpiexec, "--timeout", "60", "--launcher-exec", c.launcher_exec, "-app-hosts", h1] + args)
+    job = launch(cmd, timeout=90)
     assert job.proc.returncode == 0, job.stdout + job.stderr
     assert "spawn-host ok (parent on %s)" % h1 in job.stdout, job.stdout
     assert sorted(l for l in lines(job.stdout) if l.startswith("child ")) == \

@@ -224,12 +224,15 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
     if (m->verbose)
         plx_subjob_push(&argv, &n, &cap, "-v");
     if (any_host || m->multi) {
-        /* the commands without host or file run on this job's hosts */
-        if (m->hostlist.n > 0) {
-            for (int h = 0; h < m->hostlist.n; h++) {
-                size_t hl = strlen(hosts);
-                snprintf(hosts + hl, sizeof hosts - hl, "%s%s", h ? "," : "", m->hostlist.h[h].name);
-            }
+        /* the commands without host or file run on this job's hosts: its
+         * -hosts, or (a job placed by -app-hosts only) the hosts it runs on */
+        int nh = m->hostlist.n > 0 ? m->hostlist.n : m->multi ? m->nhosts : 0;
+        for (int h = 0; h < nh; h++) {
+            size_t hl = strlen(hosts);
+            snprintf(hosts + hl, sizeof hosts - hl, "%s%s", h ? "," : "",
+                     m->hostlist.n > 0 ? m->hostlist.h[h].name : m->hosts[h].name);
+        }
+        if (nh > 0) {
             plx_subjob_push(&argv, &n, &cap, "-hosts");
             plx_subjob_push(&argv, &n, &cap, hosts);
         }
