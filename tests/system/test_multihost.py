@@ -483,7 +483,8 @@ def test_ranks_run_on_their_hosts(mpiexec, test_hosts, marker, launch):
 def test_app_hosts_place_one_program(mpiexec, test_hosts, marker, launch, tmp_path):
     """-app-hosts / -app-hostfile (what a spawn_multiple command's "host" and
     "file" become): that program's ranks run there, the other programs' over
-    the job's -hosts as if they were the whole job."""
+    the job's -hosts as if they were the whole job, or without -hosts on
+    mpiexec's host."""
     c = test_hosts(3)
     h1, h2, h3 = c.hosts
     hostfile = tmp_path / "h3"
@@ -495,6 +496,12 @@ def test_app_hosts_place_one_program(mpiexec, test_hosts, marker, launch, tmp_pa
     assert job.proc.returncode == 0, job.stderr
     assert placement(job.stdout) == {0: (h1, 0, 3), 1: (h1, 1, 3), 2: (h2, 0, 1),
                                      3: (h3, 0, 2), 4: (h3, 1, 2), 5: (h1, 2, 3)}
+    # without -hosts, a program without its own list runs on mpiexec's host,
+    # named by its host name (which the launcher command understands)
+    job = launch(c.on(h1, [mpiexec, "--timeout", "60", "--launcher-exec", c.launcher_exec,
+                           "-n", "1", "-app-hosts", h2] + WHERE + [marker] + [":", "-n", "2"] + WHERE + [marker]))
+    assert job.proc.returncode == 0, job.stderr
+    assert placement(job.stdout) == {0: (h2, 0, 1), 1: (h1, 0, 2), 2: (h1, 1, 2)}
 
 
 def test_only_test_network_addresses_are_advertised(mpiexec, pmi_ring, test_hosts, marker,

@@ -78,7 +78,7 @@ static int plx_remote_host_index(const char **names, int *n, const char *name)
  * over the job's host list as if they were the whole job (so a job without
  * -app-hosts is placed as it always was); a program with its own list has
  * its ranks placed over that list, from its first host. Without -hosts, the
- * programs without a list run on this host ("localhost"). The hosts that
+ * programs without a list run on this host (by its host name). The hosts that
  * get ranks are numbered in the order of their first rank, so that with one
  * list they are a prefix of it, in order. */
 static void plx_remote_place_ranks(int *host_of, const char **names)
@@ -86,6 +86,17 @@ static void plx_remote_place_ranks(int *host_of, const char **names)
     struct plx_mpiexec *m = &plx_mpiexec;
     int *job_host = plx_mpiexec_xalloc((size_t)m->size * sizeof(int));
     int *app_host = plx_mpiexec_xalloc((size_t)m->size * sizeof(int));
+    /* this host by its name, which a --launcher-exec command understands
+     * (ip netns exec NAME) where it may not understand "localhost" */
+    static char here[PLX_HOSTS_NAME_MAX + 1];
+    if (gethostname(here, sizeof here - 1) != 0 || !plx_hosts_name_ok(here))
+        snprintf(here, sizeof here, "localhost");
+    /* ...unless a program's list names this host already: one host, one proxy */
+    const char *this_host = here;
+    for (int a = m->napps - 1; a >= 0; a--)
+        for (int h = m->apps[a].hosts.n - 1; h >= 0; h--)
+            if (plx_hosts_is_local(m->apps[a].hosts.h[h].name))
+                this_host = m->apps[a].hosts.h[h].name;
     if (m->hostlist.n > 0)
         plx_hosts_place(&m->hostlist, m->size, m->ppn, job_host);
     int r = 0;
@@ -96,7 +107,7 @@ static void plx_remote_place_ranks(int *host_of, const char **names)
         for (int i = 0; i < app->nprocs; i++, r++) {
             const char *name = app->hosts.n > 0   ? app->hosts.h[app_host[i]].name
                                : m->hostlist.n > 0 ? m->hostlist.h[job_host[r]].name
-                                                   : "localhost";
+                                                   : this_host;
             host_of[r] = plx_remote_host_index(names, &m->nhosts, name);
         }
     }
