@@ -61,6 +61,15 @@ ADDRESS_NAMES = {'baseptr'}
 WEIGHT_NAMES = {'sourceweights', 'destweights', 'weights'}
 ERRCODE_NAMES = {'array_of_errcodes'}
 
+# Arrays of strings (MPI_Comm_spawn and _spawn_multiple), Fortran
+# CHARACTER(len=*) arrays: 'argv' is argv(*), ended by the first blank
+# element; 'list' is array_of_commands(*), one string per command; 'argvs' is
+# array_of_argv(count,*), command i's arguments in row i, each row ended by a
+# blank element. Only the root's are read (SPECIAL bodies below).
+STR_ARRAYS = {('MPI_Comm_spawn', 'argv'): 'str_argv',
+              ('MPI_Comm_spawn_multiple', 'array_of_commands'): 'str_list',
+              ('MPI_Comm_spawn_multiple', 'array_of_argv'): 'str_argvs'}
+
 # MPI-1 functions whose Fortran binding has INTEGER where C has MPI_Aint
 # (addresses, extents, displacements): the glue widens and narrows. For an
 # array the value names the argument holding its length.
@@ -186,6 +195,43 @@ SPECIAL['MPI_Type_match_size'] = dict(
          '    rc = {fn}(*typeclass, *size, &t_);\n'
          '    *datatype = plxf_fortran_type(t_);')
 
+# Spawn: the command and argument arrays count at the root only, where a
+# program may pass anything (an unterminated argv, any count), so the glue
+# converts them at the root only (plxf_spawn_root).
+SPECIAL['MPI_Comm_spawn'] = dict(
+    params='const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, '
+           'MPI_Comm *intercomm, int array_of_errcodes[]',
+    body='char *c_command = NULL;\n    char **c_argv = MPI_ARGV_NULL;\n'
+         '    int at_root_ = plxf_spawn_root(*comm, *root, &rc);\n'
+         '    if (at_root_ > 0 && (!(c_command = plxf_str_in(command, command_len)) ||\n'
+         '                         (argv != plxf_argv_null_ && plxf_argv_in(argv, argv_len, 1, &c_argv)))) {{\n'
+         '        /* out of memory: the call goes on without a command, so that every\n'
+         '         * process returns the root\'s error instead of waiting for it */\n'
+         '        free(c_command);\n'
+         '        c_command = NULL;\n'
+         '    }}\n'
+         '    if (at_root_ >= 0)\n'
+         '        rc = {fn}(c_command, c_argv, *maxprocs, (MPI_Info)*info, *root, (MPI_Comm)*comm, intercomm,\n'
+         '                  plxf_errcodes(array_of_errcodes));\n'
+         '    free(c_command);\n    plxf_argv_free(c_argv);')
+SPECIAL['MPI_Comm_spawn_multiple'] = dict(
+    params='int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], '
+           'const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, '
+           'int array_of_errcodes[]',
+    body='char **c_cmds = NULL;\n    char ***c_argvs = MPI_ARGVS_NULL;\n'
+         '    int at_root_ = plxf_spawn_root(*comm, *root, &rc), n_ = at_root_ > 0 ? *count : 0;\n'
+         '    if (n_ > 0 && (plxf_strs_in(array_of_commands, array_of_commands_len, n_, &c_cmds) ||\n'
+         '                   (array_of_argv != plxf_argvs_null_ &&\n'
+         '                    plxf_argvs_in(array_of_argv, array_of_argv_len, n_, &c_argvs)))) {{\n'
+         '        /* out of memory: the call goes on without commands (see MPI_Comm_spawn) */\n'
+         '        plxf_argv_free(c_cmds);\n'
+         '        c_cmds = NULL;\n'
+         '    }}\n'
+         '    if (at_root_ >= 0)\n'
+         '        rc = {fn}(*count, c_cmds, c_argvs, array_of_maxprocs, array_of_info, *root, (MPI_Comm)*comm,\n'
+         '                  intercomm, plxf_errcodes(array_of_errcodes));\n'
+         '    plxf_argv_free(c_cmds);\n    plxf_argvs_free(c_argvs, n_);')
+
 # Left out on purpose (others are left out when an argument has no rule).
 SKIP = {
     'MPIR_Dup_fn': 'library-internal callback',
@@ -227,6 +273,10 @@ SENTINELS = [
      'integer :: MPI_UNWEIGHTED(1)'),
     ('MPI_WEIGHTS_EMPTY', 'plxf_weights_empty', 'INTEGER MPI_WEIGHTS_EMPTY(1)',
      'integer :: MPI_WEIGHTS_EMPTY(1)'),
+    ('MPI_ARGV_NULL', 'plxf_argv_null', 'CHARACTER*1 MPI_ARGV_NULL(1)',
+     'character(len=1) :: MPI_ARGV_NULL(1)'),
+    ('MPI_ARGVS_NULL', 'plxf_argvs_null', 'CHARACTER*1 MPI_ARGVS_NULL(1,1)',
+     'character(len=1) :: MPI_ARGVS_NULL(1,1)'),
 ]
 
 # #defines that are not Fortran constants
@@ -317,6 +367,9 @@ def balanced(s):
 # Arguments
 # --------------------------------------------------------------------------
 
+STR_ARRAY_KINDS = set(STR_ARRAYS.values())
+
+
 class Arg:
     """One argument: how it looks in C, in Fortran and in the glue."""
 
@@ -354,6 +407,8 @@ class Arg:
             raise Unsupported('callback argument %s (%s)' % (n, b))
         elif b == 'void' and p == 1:
             self.kind = 'addr' if n in ADDRESS_NAMES else 'buf'
+        elif b == 'char' and (self.fname, n) in STR_ARRAYS:
+            self.kind = STR_ARRAYS[(self.fname, n)]
         elif b == 'char' and p + len(d) == 1:
             self.kind = 'str_in' if self.const else 'str_out'
         elif b == 'MPI_Status' and p == 1:
@@ -407,14 +462,14 @@ class Arg:
             return '%s *%s' % (self.base, self.name)
         if k in ('buf', 'addr'):
             return 'void *%s' % self.name
-        if k in ('str_in', 'str_out'):
+        if k in ('str_in', 'str_out') or k in STR_ARRAY_KINDS:
             return 'char *%s' % self.name
         if k in ('int', 'intp'):
             return '%s *%s' % (self.c_ctype(), self.name)
         return 'MPI_Fint *%s' % self.name
 
     def has_len(self):
-        return self.kind in ('str_in', 'str_out')
+        return self.kind in ('str_in', 'str_out') or self.kind in STR_ARRAY_KINDS
 
     def glue_pre(self):
         n = self.name
@@ -500,6 +555,10 @@ class Arg:
         return '(kind=%s)' % k if k else ''
 
     def fdims(self):
+        if self.kind == 'str_argvs':
+            return '(count,*)'
+        if self.kind in STR_ARRAY_KINDS:
+            return '(*)'
         if self.kind == 'status':
             return '(MPI_STATUS_SIZE)'
         if self.kind == 'status_in':
@@ -519,8 +578,8 @@ class Arg:
             return ['!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s' % n, 'type(*), dimension(*) :: %s' % n]
         if k == 'addr':
             return ['integer(kind=MPI_ADDRESS_KIND) :: %s' % n]
-        if k in ('str_in', 'str_out'):
-            return ['character(len=*) :: %s' % n]
+        if k in ('str_in', 'str_out') or k in STR_ARRAY_KINDS:
+            return ['character(len=*) :: %s%s' % (n, self.fdims())]
         if k in ('callback', 'fcallback'):
             return ['external :: %s' % n]
         if k.startswith('log'):
@@ -535,6 +594,9 @@ class Arg:
         k, n = self.kind, self.name.upper()
         unchecked = ['!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s' % n,
                      '      TYPE(*), DIMENSION(*) :: %s' % n]
+        if k in STR_ARRAY_KINDS:
+            # checked: the glue needs the hidden CHARACTER length
+            return ['      CHARACTER*(*) %s%s' % (n, self.fdims().upper())]
         if k == 'buf' or self.fdims():
             return unchecked
         if k == 'addr':
@@ -573,6 +635,8 @@ class Arg:
             return ['type(c_ptr) :: %s' % n]
         if k in ('str_in', 'str_out'):
             return ['character(len=*) :: %s' % n]
+        if k in STR_ARRAY_KINDS:
+            return ['character(len=*), intent(in) :: %s%s' % (n, self.fdims())]
         if k == 'callback':
             return ['procedure(%s) :: %s' % (PASS_CALLBACKS[self.base], n)]
         if k == 'fcallback':
@@ -589,7 +653,8 @@ class Arg:
             return ['type(*), dimension(*) :: %s' % n]
         if k == 'addr':
             return ['type(c_ptr) :: %s' % n]
-        if k in ('str_in', 'str_out'):
+        if k in ('str_in', 'str_out') or k in STR_ARRAY_KINDS:
+            # an array of strings is passed as its characters in order
             return ['character(kind=c_char), dimension(*) :: %s' % n]
         if k in ('callback', 'fcallback'):
             return ['type(c_funptr), value :: %s' % n]
@@ -620,6 +685,8 @@ class Func:
         if '...' in plist:
             raise Unsupported('variable argument list')
         self.args = [Arg(name, p) for p in plist]
+        if not self.special and any(a.kind in STR_ARRAY_KINDS for a in self.args):
+            raise Unsupported('an array of strings needs a SPECIAL body')
         if any(a.has_len() for a in self.args) and any(a.kind == 'i2a_arr' for a in self.args):
             # the glue's early return for the array would leak the strings
             raise Unsupported('strings and INTEGER displacement arrays together')
@@ -1152,6 +1219,95 @@ static void plxf_str_out(const char *c, char *f, size_t len)
     memset(f + n, ' ', len - n);
 }}
 
+/* MPI's Fortran arrays of strings (spawn). An element is `len` characters;
+ * an argument list ends at its first all-blank element. */
+static int plxf_blank(const char *s, size_t len)
+{{
+    while (len > 0 && s[len - 1] == ' ')
+        len--;
+    return len == 0;
+}}
+
+__attribute__((unused)) static void plxf_argv_free(char **a)
+{{
+    if (!a)
+        return;
+    for (char **p = a; *p; p++)
+        free(*p);
+    free(a);
+}}
+
+/* n strings, `stride` elements apart (or, when n < 0, up to the first blank
+ * one) as a NULL-terminated C array. Returns 0, or -1 out of memory. */
+static int plxf_strs_stride(const char *f, size_t len, size_t stride, long n, char ***out)
+{{
+    if (n < 0)
+        for (n = 0; !plxf_blank(f + (size_t)n * stride * len, len); n++)
+            ;
+    char **a = calloc((size_t)n + 1, sizeof *a);
+    if (!a)
+        return -1;
+    for (long i = 0; i < n; i++)
+        if (!(a[i] = plxf_str_in(f + (size_t)i * stride * len, len))) {{
+            plxf_argv_free(a);
+            return -1;
+        }}
+    *out = a;
+    return 0;
+}}
+
+/* argv(*), ended by a blank element, each `stride` elements apart */
+__attribute__((unused)) static int plxf_argv_in(const char *f, size_t len, size_t stride, char ***out)
+{{
+    return plxf_strs_stride(f, len, stride, -1, out);
+}}
+
+/* array_of_commands(n): every element is a string, blank or not */
+__attribute__((unused)) static int plxf_strs_in(const char *f, size_t len, int n, char ***out)
+{{
+    return plxf_strs_stride(f, len, 1, n, out);
+}}
+
+__attribute__((unused)) static void plxf_argvs_free(char ***a, int n)
+{{
+    if (!a)
+        return;
+    for (int i = 0; i < n; i++)
+        plxf_argv_free(a[i]);
+    free(a);
+}}
+
+/* array_of_argv(n,*): row i (command i's arguments) is elements i, i+n,
+ * i+2n, ... of the column-major array, ended by a blank element */
+__attribute__((unused)) static int plxf_argvs_in(const char *f, size_t len, int n, char ****out)
+{{
+    char ***a = calloc((size_t)n, sizeof *a);
+    if (!a)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (plxf_argv_in(f + (size_t)i * len, len, (size_t)n, &a[i])) {{
+            plxf_argvs_free(a, n);
+            return -1;
+        }}
+    *out = a;
+    return 0;
+}}
+
+/* Whether this process is the root of a spawn on comm (1) or not (0). An
+ * invalid communicator other than MPI_COMM_NULL gives -1, with *rc_p the
+ * error MPI_Comm_rank raised; MPI_COMM_NULL gives 0, so that the spawn call
+ * itself reports it. */
+__attribute__((unused)) static int plxf_spawn_root(MPI_Fint comm, MPI_Fint root, int *rc_p)
+{{
+    int r = -1;
+    *rc_p = MPI_SUCCESS;
+    if ((MPI_Comm)comm == MPI_COMM_NULL)
+        return 0;
+    if ((*rc_p = PMPI_Comm_rank((MPI_Comm)comm, &r)) != MPI_SUCCESS)
+        return -1;
+    return r == root;
+}}
+
 /* Out of memory for an argument copy: MPI_ERR_NO_MEM without a handler
  * (there is no communicator to raise it on). */
 static int plxf_nomem(const char *fn)
@@ -1354,6 +1510,8 @@ def write_glue(path, funcs, have_file_conv, pmpi):
             sent.append('PLXF_COMMON MPI_Fint %s_[5];' % block)
         elif name == 'MPI_STATUSES_IGNORE':
             sent.append('PLXF_COMMON MPI_Fint %s_[1][5];' % block)
+        elif decl.startswith('CHARACTER'):
+            sent.append('PLXF_COMMON char %s_[1];' % block)
         elif decl.endswith('(1)'):
             sent.append('PLXF_COMMON MPI_Fint %s_[1];' % block)
         else:

@@ -234,6 +234,31 @@ out:
     return rc;
 }
 
+/* The color of this process's node for MPI_COMM_TYPE_SHARED and friends,
+ * the same at every member on one node, whichever job it belongs to. Node
+ * ids are per job (an added process of another job has one of its own), so
+ * the members on my node are found by plx_proc_same_host (my job's by node
+ * id, other jobs' by node name), and the color is the lowest rank among them:
+ * nothing to exchange. On an intercommunicator the two groups are numbered
+ * one after the other, the group of the process that comes first (in the
+ * order of plx_proc_before, which both sides see alike) first, so both sides
+ * agree. Within one job this splits exactly as the node ids did. */
+static int plx_comm_node_color(const struct plx_comm *c)
+{
+    const struct plx_group *first = c->group, *second = c->remote_group;
+    if (second && plx_proc_before(second->lpids[0], first->lpids[0])) {
+        first = c->remote_group;
+        second = c->group;
+    }
+    for (int i = 0; i < first->size; i++)
+        if (plx_proc_same_host(first->lpids[i]))
+            return i;
+    for (int i = 0; second && i < second->size; i++)
+        if (plx_proc_same_host(second->lpids[i]))
+            return first->size + i;
+    return MPI_UNDEFINED;       /* not reached: I am on my node */
+}
+
 #pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
@@ -253,19 +278,19 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     if (split_type == MPI_UNDEFINED) {
         color = MPI_UNDEFINED;
     } else if (split_type == MPI_COMM_TYPE_SHARED) {
-        color = plx_node_id_of(c->group->lpids[c->rank]);    /* c->lpids: the remote group's on an intercomm */
+        color = plx_comm_node_color(c);
     } else if (split_type == MPI_COMM_TYPE_HW_GUIDED || split_type == MPI_COMM_TYPE_RESOURCE_GUIDED) {
         /* MPI 4.0: the info's mpi_hw_resource_type names the domain; the one
          * Plexus knows is a node's shared memory; others give MPI_COMM_NULL.
          * MPI 4.1's RESOURCE_GUIDED reads the same key here. */
         const char *res = info != MPI_INFO_NULL ? plx_info_lookup(in, "mpi_hw_resource_type") : NULL;
-        color = res && !strcmp(res, "mpi_shared_memory") ? plx_node_id_of(c->group->lpids[c->rank]) : MPI_UNDEFINED;
+        color = res && !strcmp(res, "mpi_shared_memory") ? plx_comm_node_color(c) : MPI_UNDEFINED;
     } else if (split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
         /* a hardware domain strictly smaller than comm: the node, when comm spans several; else none */
-        int node = plx_node_id_of(c->group->lpids[c->rank]), spans = 0;
+        int spans = 0;
         for (int i = 0; i < c->group->size && !spans; i++)
-            spans = plx_node_id_of(c->group->lpids[i]) != node;
-        color = spans ? node : MPI_UNDEFINED;
+            spans = !plx_proc_same_host(c->group->lpids[i]);
+        color = spans ? plx_comm_node_color(c) : MPI_UNDEFINED;
     } else {
         rc = plx_api_err(c, fn, MPI_ERR_ARG,
                          "argument 'split_type' is %d, must be MPI_COMM_TYPE_SHARED (%d), _HW_GUIDED (%d), "

@@ -21,6 +21,50 @@
 static int wrank, wsize;
 static const char *self;
 
+/* MPI_Comm_split_type by node on communicators that mix the parents' and
+ * the children's jobs (all on this host here): one communicator with all of
+ * them, not one per job (node ids are per job). */
+static void split_shared(MPI_Comm merged, MPI_Comm ic, int ls, int rs)
+{
+    MPI_Comm node, inode;
+    int ms, ns, nr, mr, sum = -1;
+    MPI_Comm_size(merged, &ms);
+    MPI_Comm_rank(merged, &mr);
+    PLX_CHECK_MPI(MPI_Comm_split_type(merged, MPI_COMM_TYPE_SHARED, mr, MPI_INFO_NULL, &node));
+    PLX_CHECK(node != MPI_COMM_NULL, "split_type SHARED of the merged communicator");
+    MPI_Comm_size(node, &ns);
+    MPI_Comm_rank(node, &nr);
+    PLX_CHECK_EQ(ns, ms, "split_type SHARED across two jobs on one host: one communicator with both");
+    PLX_CHECK_EQ(nr, mr, "split_type SHARED: ranks in key order");
+    PLX_CHECK_MPI(MPI_Allreduce(&nr, &sum, 1, MPI_INT, MPI_SUM, node));
+    PLX_CHECK_EQ(sum, ns * (ns - 1) / 2, "allreduce on the node communicator");
+    MPI_Comm_free(&node);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
+    PLX_CHECK_MPI(MPI_Comm_split_type(merged, MPI_COMM_TYPE_HW_GUIDED, 0, info, &node));
+    MPI_Info_free(&info);
+    ns = -1;
+    if (node != MPI_COMM_NULL)
+        MPI_Comm_size(node, &ns);
+    PLX_CHECK_EQ(ns, ms, "split_type HW_GUIDED mpi_shared_memory across two jobs on one host");
+    if (node != MPI_COMM_NULL)
+        MPI_Comm_free(&node);
+    /* no hardware domain smaller than a communicator on one node */
+    PLX_CHECK_MPI(MPI_Comm_split_type(merged, MPI_COMM_TYPE_HW_UNGUIDED, 0, MPI_INFO_NULL, &node));
+    PLX_CHECK(node == MPI_COMM_NULL, "split_type HW_UNGUIDED on one host gives MPI_COMM_NULL");
+    /* on the intercommunicator: both whole sides, on either side */
+    PLX_CHECK_MPI(MPI_Comm_split_type(ic, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &inode));
+    PLX_CHECK(inode != MPI_COMM_NULL, "split_type SHARED of the intercommunicator");
+    if (inode != MPI_COMM_NULL) {
+        MPI_Comm_size(inode, &ns);
+        MPI_Comm_remote_size(inode, &nr);
+        PLX_CHECK_EQ(ns, ls, "split_type SHARED of the intercommunicator: local size");
+        PLX_CHECK_EQ(nr, rs, "split_type SHARED of the intercommunicator: remote size");
+        MPI_Comm_free(&inode);
+    }
+}
+
 /* What every child does with its parents (also the parents' mirror). */
 static void exchange(MPI_Comm ic, int parent_side)
 {
@@ -78,6 +122,7 @@ static void exchange(MPI_Comm ic, int parent_side)
     int one = mr, total = -1;
     PLX_CHECK_MPI(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, merged));
     PLX_CHECK_EQ(total, ms * (ms - 1) / 2, "allreduce on the merged communicator");
+    split_shared(merged, ic, ls, rs);
     MPI_Comm_free(&merged);
 }
 
@@ -223,6 +268,25 @@ static void test_errors(int usize_test)
     check_msg(rc, "exit", "spawn of a program that fails before MPI_Init");
     rc = MPI_Comm_spawn(self, MPI_ARGV_NULL, 0, MPI_INFO_NULL, wsize - 1, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE);
     check_msg(rc, "maxprocs", "spawn of 0 processes");
+    /* a command's own host file that does not exist, a host name that is
+     * not one: the spawn fails (before this, the sub-job's mpiexec ended with
+     * a usage error and took this job with it) */
+    MPI_Info infos[2];
+    char *cmds[2] = { (char *)self, (char *)self };
+    int np[2] = { 1, 1 };
+    MPI_Info_create(&infos[0]);
+    MPI_Info_create(&infos[1]);
+    MPI_Info_set(infos[1], "file", "/nonexistent/plexus-hostfile");
+    rc = MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, np, infos, wsize - 1, MPI_COMM_WORLD, &ic,
+                                 MPI_ERRCODES_IGNORE);
+    check_msg(rc, "/nonexistent/plexus-hostfile", "spawn_multiple with a missing host file");
+    MPI_Info_delete(infos[1], "file");
+    MPI_Info_set(infos[1], "host", "no host!");
+    rc = MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, np, infos, wsize - 1, MPI_COMM_WORLD, &ic,
+                                 MPI_ERRCODES_IGNORE);
+    check_msg(rc, "no host!", "spawn_multiple with a bad host name");
+    MPI_Info_free(&infos[0]);
+    MPI_Info_free(&infos[1]);
     PLX_CHECK(MPI_Wtime() - t0 < 60, "the failed spawns end in time");
 
 }

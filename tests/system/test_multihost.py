@@ -480,6 +480,30 @@ def test_ranks_run_on_their_hosts(mpiexec, test_hosts, marker, launch):
                                      3: (h3, 1, 2)}
 
 
+def test_app_hosts_place_one_program(mpiexec, test_hosts, marker, launch, tmp_path):
+    """-app-hosts / -app-hostfile (what a spawn_multiple command's "host" and
+    "file" become): that program's ranks run there, the other programs' over
+    the job's -hosts as if they were the whole job, or without -hosts on
+    mpiexec's host."""
+    c = test_hosts(3)
+    h1, h2, h3 = c.hosts
+    hostfile = tmp_path / "h3"
+    hostfile.write_text("%s:2\n" % h3)
+    job = launch(hosts_job(c, mpiexec, ["-n", "2"] + WHERE + [marker] +
+                           [":", "-n", "1", "-app-hosts", h2] + WHERE + [marker] +
+                           [":", "-n", "2", "-app-hostfile", str(hostfile)] + WHERE + [marker] +
+                           [":", "-n", "1"] + WHERE + [marker], hosts=[h1 + ":2"]))
+    assert job.proc.returncode == 0, job.stderr
+    assert placement(job.stdout) == {0: (h1, 0, 3), 1: (h1, 1, 3), 2: (h2, 0, 1),
+                                     3: (h3, 0, 2), 4: (h3, 1, 2), 5: (h1, 2, 3)}
+    # without -hosts, a program without its own list runs on mpiexec's host,
+    # named by its host name (which the launcher command understands)
+    job = launch(c.on(h1, [mpiexec, "--timeout", "60", "--launcher-exec", c.launcher_exec,
+                           "-n", "1", "-app-hosts", h2] + WHERE + [marker] + [":", "-n", "2"] + WHERE + [marker]))
+    assert job.proc.returncode == 0, job.stderr
+    assert placement(job.stdout) == {0: (h2, 0, 1), 1: (h1, 0, 2), 2: (h1, 1, 2)}
+
+
 def test_only_test_network_addresses_are_advertised(mpiexec, pmi_ring, test_hosts, marker,
                                                     launch):
     c = test_hosts(2)
@@ -1189,6 +1213,35 @@ def test_spawn_with_host_key_runs_children_there(mpiexec, spawn_host, test_hosts
     assert "spawn-host ok (parent on %s)" % h1 in job.stdout, job.stdout
     assert sorted(l for l in lines(job.stdout) if l.startswith("child ")) == \
         ["child 0 on %s" % h2, "child 1 on %s" % h2], job.stdout
+
+
+@pytest.mark.parametrize("parent_hosts", ["-hosts", "-app-hosts"])
+def test_spawn_multiple_places_each_command_by_its_own_info(mpiexec, spawn_host, test_hosts, marker, launch,
+                                                           tcp_transport, tmp_path, parent_hosts):
+    """MPI_Comm_spawn_multiple of three commands from a parent on the first
+    host: the first (2 children) with info "host" = the second host, the
+    second with "file" = a host file naming the third, the third with
+    neither, so it runs on the parents' hosts (the parent job's -hosts, or
+    the hosts it runs on when it was placed by -app-hosts). Each child
+    reports its host and MPI_APPNUM; data goes both ways between the hosts.
+    Then MPI_Comm_split_type(SHARED) of parents and children merged groups
+    the processes of each host, whichever job they belong to."""
+    c = test_hosts(3)
+    h1, h2, h3 = c.hosts
+    hostfile = tmp_path / "third_host"
+    hostfile.write_text("# the third test host\n%s\n" % h3)
+    args = ["-n", "1", spawn_host, "--multi", h2, str(hostfile), marker]
+    if parent_hosts == "-hosts":
+        cmd = hosts_job(c, mpiexec, args, hosts=[h1])
+    else:
+        cmd = c.on(h1, [mpiexec, "--timeout", "60", "--launcher-exec", c.launcher_exec, "-app-hosts", h1] + args)
+    job = launch(cmd, timeout=90)
+    assert job.proc.returncode == 0, job.stdout + job.stderr
+    assert "spawn-host ok (parent on %s)" % h1 in job.stdout, job.stdout
+    assert sorted(l for l in lines(job.stdout) if l.startswith("child ")) == \
+        ["child 0 app 0 on %s" % h2, "child 1 app 0 on %s" % h2, "child 2 app 1 on %s" % h3,
+         "child 3 app 2 on %s" % h1], job.stdout
+    assert "node split ok (2 of 5 on %s)" % h1 in job.stdout, job.stdout
 
 
 def test_timeout_ends_spawned_jobs_too(mpiexec, spawn_host, marker, launch):

@@ -158,6 +158,11 @@ static void plx_mpiexec_help(void)
 "  -hosts H1,H2[:SLOTS],...   run on these hosts (also -host)\n"
 "  -hostfile FILE        hosts from FILE, one per line: 'host', 'host:SLOTS' or\n"
 "                        'host slots=SLOTS'; '#' comments (also -f, -machinefile)\n"
+"  -app-hosts H1,H2[:SLOTS],...  this program's ranks run on these hosts, placed\n"
+"                        over them as -hosts places a job's (an MPMD section's\n"
+"                        own option; the other sections use the job's hosts,\n"
+"                        or this host without -hosts)\n"
+"  -app-hostfile FILE    the same from a host file\n"
 "  -ppn N                N consecutive ranks per host (also -perhost); without\n"
 "                        it each host takes as many as its SLOTS (default 1),\n"
 "                        then placement starts again at the first host.\n"
@@ -340,6 +345,16 @@ static void plx_mpiexec_parse(int argc, char **argv)
                 v = plx_mpiexec_optval(argc, argv, &i, inl, a);
                 if (plx_hosts_add_file(&m->hostlist, v, err, sizeof(err)) != 0)
                     plx_mpiexec_usage_error("%s: %s", a, err);
+            } else if (plx_mpiexec_opt(a, "app-hosts", &inl)) {
+                char err[512];
+                v = plx_mpiexec_optval(argc, argv, &i, inl, a);
+                if (plx_hosts_add_list(&app->hosts, v, err, sizeof(err)) != 0)
+                    plx_mpiexec_usage_error("%s: %s", a, err);
+            } else if (plx_mpiexec_opt(a, "app-hostfile", &inl)) {
+                char err[512];
+                v = plx_mpiexec_optval(argc, argv, &i, inl, a);
+                if (plx_hosts_add_file(&app->hosts, v, err, sizeof(err)) != 0)
+                    plx_mpiexec_usage_error("%s: %s", a, err);
             } else if (plx_mpiexec_opt(a, "ppn", &inl) || plx_mpiexec_opt(a, "perhost", &inl)) {
                 v = plx_mpiexec_optval(argc, argv, &i, inl, a);
                 errno = 0;
@@ -451,11 +466,14 @@ static void plx_mpiexec_parse(int argc, char **argv)
     if (m->launcher_exec != NULL)
         m->launcher = PLX_LAUNCHER_EXEC;
     m->multi = m->hostlist.n > 0;
+    for (int a = 0; a < m->napps; a++)
+        m->multi |= m->apps[a].hosts.n > 0;
     if (!m->multi && m->launcher != PLX_LAUNCHER_DEFAULT)
         plx_mpiexec_usage_error("--launcher and --launcher-exec need -hosts or -hostfile");
     /* Without -n, a multi-host job fills its hosts (as Hydra does). */
     if (m->multi && m->napps == 1 && !m->apps[0].nprocs_given) {
-        long n = m->ppn > 0 ? (long)m->ppn * m->hostlist.n : plx_hosts_slots(&m->hostlist);
+        const struct plx_hostlist *hl = m->apps[0].hosts.n > 0 ? &m->apps[0].hosts : &m->hostlist;
+        long n = m->ppn > 0 ? (long)m->ppn * hl->n : plx_hosts_slots(hl);
         m->apps[0].nprocs = n > PLX_MPIEXEC_MAX_PROCS ? PLX_MPIEXEC_MAX_PROCS : (int)n;
     }
 

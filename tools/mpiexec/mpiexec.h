@@ -47,6 +47,7 @@ struct plx_app {
     char **argv;                /* NULL-terminated copy of the pointers */
     char **env;                 /* "NAME=VALUE" from -genv then -env, NULL-ended */
     int nenv, capenv;
+    struct plx_hostlist hosts;  /* -app-hosts/-app-hostfile: this program's hosts; empty: the job's */
 };
 
 struct plx_rank {

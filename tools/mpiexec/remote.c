@@ -64,20 +64,69 @@ static double plx_remote_next_stall_check;
 
 /* ---- placement ----------------------------------------------------------------------- */
 
+/* Index of host `name` among names[0..*n), appended when new. */
+static int plx_remote_host_index(const char **names, int *n, const char *name)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    names[*n] = name;
+    return (*n)++;
+}
+
+/* Where each rank runs. The ranks of programs without -app-hosts are placed
+ * over the job's host list as if they were the whole job (so a job without
+ * -app-hosts is placed as it always was); a program with its own list has
+ * its ranks placed over that list, from its first host. Without -hosts, the
+ * programs without a list run on this host (by its host name). The hosts that
+ * get ranks are numbered in the order of their first rank, so that with one
+ * list they are a prefix of it, in order. */
+static void plx_remote_place_ranks(int *host_of, const char **names)
+{
+    struct plx_mpiexec *m = &plx_mpiexec;
+    int *job_host = plx_mpiexec_xalloc((size_t)m->size * sizeof(int));
+    int *app_host = plx_mpiexec_xalloc((size_t)m->size * sizeof(int));
+    /* this host by its name, which a --launcher-exec command understands
+     * (ip netns exec NAME) where it may not understand "localhost" */
+    static char here[PLX_HOSTS_NAME_MAX + 1];
+    if (gethostname(here, sizeof here - 1) != 0 || !plx_hosts_name_ok(here))
+        snprintf(here, sizeof here, "localhost");
+    /* ...unless a program's list names this host already: one host, one proxy */
+    const char *this_host = here;
+    for (int a = m->napps - 1; a >= 0; a--)
+        for (int h = m->apps[a].hosts.n - 1; h >= 0; h--)
+            if (plx_hosts_is_local(m->apps[a].hosts.h[h].name))
+                this_host = m->apps[a].hosts.h[h].name;
+    if (m->hostlist.n > 0)
+        plx_hosts_place(&m->hostlist, m->size, m->ppn, job_host);
+    int r = 0;
+    for (int a = 0; a < m->napps; a++) {
+        const struct plx_app *app = &m->apps[a];
+        if (app->hosts.n > 0)
+            plx_hosts_place(&app->hosts, app->nprocs, m->ppn, app_host);
+        for (int i = 0; i < app->nprocs; i++, r++) {
+            const char *name = app->hosts.n > 0   ? app->hosts.h[app_host[i]].name
+                               : m->hostlist.n > 0 ? m->hostlist.h[job_host[r]].name
+                                                   : this_host;
+            host_of[r] = plx_remote_host_index(names, &m->nhosts, name);
+        }
+    }
+    free(job_host);
+    free(app_host);
+}
+
 void plx_mpiexec_remote_place(void)
 {
     struct plx_mpiexec *m = &plx_mpiexec;
     int *host_of = plx_mpiexec_xalloc((size_t)m->size * sizeof(int));
+    const char **names = plx_mpiexec_xalloc((size_t)m->size * sizeof(char *));
 
-    plx_hosts_place(&m->hostlist, m->size, m->ppn, host_of);
-    /* Placement walks the list in order: the hosts used are a prefix. */
-    for (int r = 0; r < m->size; r++)
-        if (host_of[r] + 1 > m->nhosts)
-            m->nhosts = host_of[r] + 1;
+    m->nhosts = 0;
+    plx_remote_place_ranks(host_of, names);
     m->hosts = plx_mpiexec_xalloc((size_t)m->nhosts * sizeof(*m->hosts));
     for (int h = 0; h < m->nhosts; h++) {
         struct plx_mphost *ho = &m->hosts[h];
-        snprintf(ho->name, sizeof(ho->name), "%s", m->hostlist.h[h].name);
+        snprintf(ho->name, sizeof(ho->name), "%s", names[h]);
         ho->ranks = plx_mpiexec_xalloc((size_t)m->size * sizeof(int));
         plx_wire_init(&ho->conn, -1, PLX_WIRE_FRAME_MAX);
         switch (m->launcher) {
@@ -103,6 +152,7 @@ void plx_mpiexec_remote_place(void)
     }
     for (int i = 0; i < PLX_MPIEXEC_PENDING_MAX; i++)
         plx_wire_init(&m->pending[i].conn, -1, PLX_MPIEXEC_HELLO_MAX);
+    free(names);
     free(host_of);
 }
 

@@ -5,7 +5,11 @@
  * hand gets: their own PMI server and key-value space, proxies on other
  * hosts (the "host" info key, with this mpiexec's launcher), output
  * forwarding, exit-status rules, --timeout; a child that spawns in turn is
- * served by its own mpiexec (nested spawn).
+ * served by its own mpiexec (nested spawn). Each command of a spawn_multiple
+ * is one MPMD section of the sub-job, placed by its own info: "host" and
+ * "file" become the section's -app-hosts/-app-hostfile (a command without
+ * them runs on this job's hosts), "wdir" and "path" a small shell in front
+ * of the program when the commands differ in them.
  *
  * The children find their parents' port in $PLEXUS_PARENT_PORT and connect
  * to it from MPI_Init (api/dynamic.c). A sub-job's mpiexec gets the port
@@ -141,15 +145,14 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
     for (int i = 0; i < s->count; i++)
         total += nprocs[i] = s->cmds[i].nprocs;
     const struct plx_pmisrv_spawn_cmd *c0 = &s->cmds[0];
-    const char *host = NULL, *hostfile = NULL, *wdir = NULL, *path = NULL;
+    const char *wdir = NULL, *path = NULL;
+    int any_host = 0;
     for (int i = 0; i < s->count; i++) {
         const struct plx_pmisrv_spawn_cmd *c = &s->cmds[i];
-        host = host ? host : plx_subjob_info(c, "host");
-        hostfile = hostfile ? hostfile : plx_subjob_info(c, "file");
+        any_host |= plx_subjob_info(c, "host") || plx_subjob_info(c, "file");
         wdir = wdir ? wdir : plx_subjob_info(c, "wdir");
         path = path ? path : plx_subjob_info(c, "path");
     }
-    int local = !hostfile && (host ? plx_hosts_is_local(host) : !m->multi);
     /* wdir and path belong to their command: when the commands of a
      * spawn_multiple differ in them, each runs through a small shell that
      * changes to its directory and puts its path first, then execs it */
@@ -159,7 +162,32 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
                    !plx_subjob_same(plx_subjob_info(&s->cmds[i], "path"), plx_subjob_info(c0, "path"));
     if (per_cmd)
         wdir = path = NULL;
-    for (int i = 0; i < s->count && local; i++) {
+    for (int i = 0; i < s->count; i++) {
+        /* read here as the sub-job will (it would end with a usage error,
+         * which is a failed spawned job that ends this one) */
+        const char *ch = plx_subjob_info(&s->cmds[i], "host"), *cf = plx_subjob_info(&s->cmds[i], "file");
+        struct plx_hostlist hl = { 0 };
+        char why[512] = "";
+        int bad = cf ? plx_hosts_add_file(&hl, cf, why, sizeof why) : ch ? plx_hosts_add_list(&hl, ch, why, sizeof why)
+                                                                       : 0;
+        if (!bad && (cf || ch) && hl.n == 0) {
+            snprintf(why, sizeof why, "no host in it");
+            bad = -1;
+        }
+        plx_hosts_free(&hl);
+        if (bad) {
+            snprintf(err, errlen, "info '%s' %s of command %d (%s): %s", cf ? "file" : "host", cf ? cf : ch, i,
+                     s->cmds[i].execname, why);
+            return -1;
+        }
+    }
+    for (int i = 0; i < s->count; i++) {
+        /* host and file belong to their command too (-app-hosts and
+         * -app-hostfile of the sub-job); a command without them runs on
+         * this job's hosts. The program is checked where it runs here. */
+        const char *ch = plx_subjob_info(&s->cmds[i], "host"), *cf = plx_subjob_info(&s->cmds[i], "file");
+        if (cf || (ch ? !plx_hosts_is_local(ch) : m->multi))
+            continue;
         const char *cw = per_cmd ? plx_subjob_info(&s->cmds[i], "wdir") : wdir;
         const char *cp = per_cmd ? plx_subjob_info(&s->cmds[i], "path") : path;
         if (cw && access(cw, X_OK) != 0) {
@@ -195,17 +223,16 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
         plx_subjob_push(&argv, &n, &cap, "-l");
     if (m->verbose)
         plx_subjob_push(&argv, &n, &cap, "-v");
-    if (host || hostfile || m->multi) {
-        if (hostfile) {
-            plx_subjob_push(&argv, &n, &cap, "-hostfile");
-            plx_subjob_push(&argv, &n, &cap, hostfile);
-        } else {
-            if (host)
-                snprintf(hosts, sizeof hosts, "%s", host);
-            for (int h = 0; !host && h < m->hostlist.n; h++) {
-                size_t hl = strlen(hosts);
-                snprintf(hosts + hl, sizeof hosts - hl, "%s%s", h ? "," : "", m->hostlist.h[h].name);
-            }
+    if (any_host || m->multi) {
+        /* the commands without host or file run on this job's hosts: its
+         * -hosts, or (a job placed by -app-hosts only) the hosts it runs on */
+        int nh = m->hostlist.n > 0 ? m->hostlist.n : m->multi ? m->nhosts : 0;
+        for (int h = 0; h < nh; h++) {
+            size_t hl = strlen(hosts);
+            snprintf(hosts + hl, sizeof hosts - hl, "%s%s", h ? "," : "",
+                     m->hostlist.n > 0 ? m->hostlist.h[h].name : m->hosts[h].name);
+        }
+        if (nh > 0) {
             plx_subjob_push(&argv, &n, &cap, "-hosts");
             plx_subjob_push(&argv, &n, &cap, hosts);
         }
@@ -234,6 +261,14 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
         snprintf(num[i], sizeof num[i], "%d", nprocs[i]);
         plx_subjob_push(&argv, &n, &cap, "-n");
         plx_subjob_push(&argv, &n, &cap, num[i]);
+        const char *ch = plx_subjob_info(&s->cmds[i], "host"), *cf = plx_subjob_info(&s->cmds[i], "file");
+        if (cf) {
+            plx_subjob_push(&argv, &n, &cap, "-app-hostfile");
+            plx_subjob_push(&argv, &n, &cap, cf);
+        } else if (ch) {
+            plx_subjob_push(&argv, &n, &cap, "-app-hosts");
+            plx_subjob_push(&argv, &n, &cap, ch);
+        }
         plx_subjob_push(&argv, &n, &cap, "--");
         if (per_cmd) {
             const char *cw = plx_subjob_info(&s->cmds[i], "wdir"), *cp = plx_subjob_info(&s->cmds[i], "path");
