@@ -26,6 +26,13 @@
 #include "route/route.h"
 
 #define PLX_RMA_PIECE (16 * 1024)
+/* Over a channel that carries packets of any size (a byte stream: TCP,
+ * SCTP) pieces are larger: each piece costs a header, a handler call and an
+ * answer at both ends, and 64 answered pieces per MiB made a 1 MiB put or
+ * get under lock over TCP 2-3x Open MPI's time. Kept below the router's
+ * striping threshold (256 KiB), so that one origin's pieces and its unlock
+ * stay on one channel, in order, with several rails. */
+#define PLX_RMA_PIECE_STREAM (128 * 1024)
 #define PLX_RMA_PIECE_RUNS 512
 
 struct plx_rma_wire {
@@ -589,6 +596,15 @@ static int plx_rma_cma(struct plx_win *w, int kind, int target, const struct plx
     return 1;
 }
 
+/* The data bytes of one piece to process lpid (see PLX_RMA_PIECE_STREAM). */
+static size_t plx_rma_piece_max(int lpid)
+{
+    struct plx_route_peer *rp = plx_route_peer(lpid);
+    if (rp->nchan && plx_route_caps(rp)->max_packet >= ((size_t)1 << 30))
+        return PLX_RMA_PIECE_STREAM;
+    return PLX_RMA_PIECE;
+}
+
 int plx_rma_issue(struct plx_win *w, const struct plx_rma_args *a, struct plx_request *req, char *msg, size_t mlen)
 {
     int kind = a->kind;
@@ -708,17 +724,18 @@ int plx_rma_issue(struct plx_win *w, const struct plx_rma_args *a, struct plx_re
         op->pieces = 0;
         plx_rma_op_done(op);
     } else {
-        /* pieces of at most PLX_RMA_PIECE bytes, cut at element boundaries */
+        /* pieces of at most `piece` bytes, cut at element boundaries */
         size_t g = acc ? elem : 1;
+        size_t piece = plx_rma_piece_max(w->comm->lpids[a->target]);
         size_t ri = 0, roff_in_run = 0, soff = 0;
         op->pieces = 1;         /* held while issuing */
         struct plx_rma_run pr[PLX_RMA_PIECE_RUNS];
         while (ri < v.n) {
             int np = 0;
             size_t bytes = 0, start = soff;
-            while (ri < v.n && np < PLX_RMA_PIECE_RUNS && bytes < PLX_RMA_PIECE) {
+            while (ri < v.n && np < PLX_RMA_PIECE_RUNS && bytes < piece) {
                 size_t left = v.r[ri].len - roff_in_run;
-                size_t room = PLX_RMA_PIECE - bytes;
+                size_t room = piece - bytes;
                 size_t take = left <= room ? left : room / g * g;
                 if (kind == PLX_RMA_K_CAS)
                     take = left;
