@@ -234,15 +234,17 @@ void plx_rma_send_ctl(struct plx_win *w, int target, int kind, int lock_type)
 static void plx_rma_run_deferred(struct plx_win *w, int r);
 
 /* A remote origin does not wait for its grant: what it sent meanwhile runs now. */
-static void plx_rma_lk_grant(struct plx_win *w, int rank)
+static void plx_rma_lk_grant(struct plx_win *w, int rank, int want_grant)
 {
     if (rank == w->comm->rank) {
         w->granted[rank] = 1;
         return;
     }
     /* the grant itself is for an origin that writes by cross-memory attach
-     * (create flavour on one node), which must wait for it */
-    plx_rma_answer(w, rank, PLX_RMA_K_LOCK, 0, 0, 0, NULL, 0);
+     * (create flavour on one node), which must wait for it; the others do
+     * not ask for it */
+    if (want_grant)
+        plx_rma_answer(w, rank, PLX_RMA_K_LOCK, 0, 0, 0, NULL, 0);
     plx_rma_run_deferred(w, rank);
 }
 
@@ -258,7 +260,7 @@ static void plx_rma_lk_serve(struct plx_win *w)
             w->lk_excl = 1;
         else
             w->lk_shared++;
-        plx_rma_lk_grant(w, q->rank);
+        plx_rma_lk_grant(w, q->rank, q->want_grant);
         free(q);
     }
 }
@@ -267,7 +269,8 @@ void plx_rma_lk_request(struct plx_win *w, int rank, int type)
 {
     struct plx_win_lkwait *q = plx_malloc(sizeof *q);
     q->rank = rank;
-    q->type = type;
+    q->type = type & ~PLX_RMA_LK_WANT_GRANT;
+    q->want_grant = !!(type & PLX_RMA_LK_WANT_GRANT);
     plx_list_push_back(&w->lk_queue, &q->link);
     plx_rma_lk_serve(w);
 }
