@@ -461,6 +461,8 @@ static void *plx_progress_async_main(void *arg)
     /* the park periods are tens of microseconds: the default 50 us of
      * timer slack would double them */
     (void)prctl(PR_SET_TIMERSLACK, 5000UL, 0, 0, 0);
+    /* a name for top, ps -L and perf sched (the scheduler traces of issue 12) */
+    (void)prctl(PR_SET_NAME, "plx-progress", 0, 0, 0);
     plx_lock_acquire();
     unsigned long seen = plx_progress_async.app_gen;
     double last_work = 0.0;
