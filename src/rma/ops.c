@@ -434,6 +434,12 @@ static void plx_rma_exec_req(struct plx_win *w, int r, const struct plx_hdr *h, 
         size_t olen = q.kind == PLX_RMA_K_GET || q.kind == PLX_RMA_K_GACC ? total
                       : q.kind == PLX_RMA_K_CAS                         ? q.elem
                                                                        : 0;
+        if (q.kind == PLX_RMA_K_GET && q.nruns == 1) {
+            /* one block: answered straight from the window (the channel
+             * has taken or copied the bytes when the send returns) */
+            plx_rma_answer(w, r, q.kind, 0, h->sreq, q.roff, plx_rma_at(plx_rma_local_mem(w), runs[0].off), olen);
+            break;
+        }
         char *out = olen ? plx_malloc(olen) : NULL;
         plx_rma_exec(plx_rma_local_mem(w), q.kind, runs, (int)q.nruns, p + rlen, out, q.basic, q.elem, q.op);
         plx_rma_answer(w, r, q.kind, 0, h->sreq, q.roff, out, olen);
