@@ -419,6 +419,24 @@ static void plx_progress_async_park(void)
             break;              /* rung (or interrupted): look at once */
         if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
             break;              /* the application went quiet */
+        if (period > PLX_PROGRESS_PARK_MIN_US) {
+            /* It polled during the period, but it may have left MPI since
+             * (a barrier, then computation): look again after a short
+             * probe rather than a whole period. Without the probe the
+             * thread took over one to two periods (up to 2 ms) after the
+             * application's last call, and the first passive-target
+             * request of a computing phase waited that long (bench/
+             * rma_passive over TCP: the put after the idle phase, ~2.2 ms,
+             * +110 us to each of the quick run's 20 iterations). */
+            seen = __atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED);
+            struct timespec pt = { 0, PLX_PROGRESS_PARK_MIN_US * 1000 };
+            r = ppoll(&p, 1, &pt, NULL);
+            plx_progress_async.st_park_periods++;
+            if (r != 0 || __atomic_load_n(&plx_progress_async.stop, __ATOMIC_RELAXED))
+                break;
+            if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
+                break;
+        }
         if (period < PLX_PROGRESS_PARK_MAX_US)
             period *= 2;        /* it keeps polling: look less often */
     }
