@@ -126,11 +126,13 @@ static struct {
  * still uses no CPU. */
 #define PLX_PROGRESS_LINGER_US 50
 /* A parked thread looks again after PARK_MIN, then at doubling intervals up
- * to PARK_MAX while the application keeps polling: it takes over between
- * one and two periods after the application's last poll (~50-100 us after
- * a single call such as a barrier, at most ~2 ms after a long stretch of
- * communication), and costs ~1000 wake-ups a second while an application
- * thread communicates without pause. */
+ * to PARK_MAX while the application keeps polling; at the end of a period in
+ * which it polled, a probe of PARK_MIN more tells whether it has stopped
+ * since. So the thread takes over at most one period + PARK_MIN after the
+ * application's last poll (~50-100 us after a single call such as a
+ * barrier, at most ~1 ms after a long stretch of communication), and costs
+ * up to ~2000 wake-ups a second while an application thread communicates
+ * without pause. */
 #define PLX_PROGRESS_PARK_MIN_US 50
 #define PLX_PROGRESS_PARK_MAX_US 1000
 #define PLX_PROGRESS_SLEEP_MS 100
