@@ -126,11 +126,13 @@ static struct {
  * still uses no CPU. */
 #define PLX_PROGRESS_LINGER_US 50
 /* A parked thread looks again after PARK_MIN, then at doubling intervals up
- * to PARK_MAX while the application keeps polling: it takes over between
- * one and two periods after the application's last poll (~50-100 us after
- * a single call such as a barrier, at most ~2 ms after a long stretch of
- * communication), and costs ~1000 wake-ups a second while an application
- * thread communicates without pause. */
+ * to PARK_MAX while the application keeps polling; at the end of a period in
+ * which it polled, a probe of PARK_MIN more tells whether it has stopped
+ * since. So the thread takes over at most one period + PARK_MIN after the
+ * application's last poll (~50-100 us after a single call such as a
+ * barrier, at most ~1 ms after a long stretch of communication), and costs
+ * up to ~2000 wake-ups a second while an application thread communicates
+ * without pause. */
 #define PLX_PROGRESS_PARK_MIN_US 50
 #define PLX_PROGRESS_PARK_MAX_US 1000
 #define PLX_PROGRESS_SLEEP_MS 100
@@ -419,6 +421,24 @@ static void plx_progress_async_park(void)
             break;              /* rung (or interrupted): look at once */
         if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
             break;              /* the application went quiet */
+        if (period > PLX_PROGRESS_PARK_MIN_US) {
+            /* It polled during the period, but it may have left MPI since
+             * (a barrier, then computation): look again after a short
+             * probe rather than a whole period. Without the probe the
+             * thread took over one to two periods (up to 2 ms) after the
+             * application's last call, and the first passive-target
+             * request of a computing phase waited that long (bench/
+             * rma_passive over TCP: the put after the idle phase, ~2.2 ms,
+             * +110 us to each of the quick run's 20 iterations). */
+            seen = __atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED);
+            struct timespec pt = { 0, PLX_PROGRESS_PARK_MIN_US * 1000 };
+            r = ppoll(&p, 1, &pt, NULL);
+            plx_progress_async.st_park_periods++;
+            if (r != 0 || __atomic_load_n(&plx_progress_async.stop, __ATOMIC_RELAXED))
+                break;
+            if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
+                break;
+        }
         if (period < PLX_PROGRESS_PARK_MAX_US)
             period *= 2;        /* it keeps polling: look less often */
     }
@@ -461,6 +481,8 @@ static void *plx_progress_async_main(void *arg)
     /* the park periods are tens of microseconds: the default 50 us of
      * timer slack would double them */
     (void)prctl(PR_SET_TIMERSLACK, 5000UL, 0, 0, 0);
+    /* a name for top, ps -L and perf sched (the scheduler traces of issue 12) */
+    (void)prctl(PR_SET_NAME, "plx-progress", 0, 0, 0);
     plx_lock_acquire();
     unsigned long seen = plx_progress_async.app_gen;
     double last_work = 0.0;

@@ -26,6 +26,13 @@
 #include "route/route.h"
 
 #define PLX_RMA_PIECE (16 * 1024)
+/* Over a channel that carries packets of any size (a byte stream: TCP,
+ * SCTP) pieces are larger: each piece costs a header, a handler call and an
+ * answer at both ends, and 64 answered pieces per MiB made a 1 MiB put or
+ * get under lock over TCP 2-3x Open MPI's time. Kept below the router's
+ * striping threshold (256 KiB), so that one origin's pieces and its unlock
+ * stay on one channel, in order, with several rails. */
+#define PLX_RMA_PIECE_STREAM (128 * 1024)
 #define PLX_RMA_PIECE_RUNS 512
 
 struct plx_rma_wire {
@@ -227,15 +234,17 @@ void plx_rma_send_ctl(struct plx_win *w, int target, int kind, int lock_type)
 static void plx_rma_run_deferred(struct plx_win *w, int r);
 
 /* A remote origin does not wait for its grant: what it sent meanwhile runs now. */
-static void plx_rma_lk_grant(struct plx_win *w, int rank)
+static void plx_rma_lk_grant(struct plx_win *w, int rank, int want_grant)
 {
     if (rank == w->comm->rank) {
         w->granted[rank] = 1;
         return;
     }
     /* the grant itself is for an origin that writes by cross-memory attach
-     * (create flavour on one node), which must wait for it */
-    plx_rma_answer(w, rank, PLX_RMA_K_LOCK, 0, 0, 0, NULL, 0);
+     * (create flavour on one node), which must wait for it; the others do
+     * not ask for it */
+    if (want_grant)
+        plx_rma_answer(w, rank, PLX_RMA_K_LOCK, 0, 0, 0, NULL, 0);
     plx_rma_run_deferred(w, rank);
 }
 
@@ -251,7 +260,7 @@ static void plx_rma_lk_serve(struct plx_win *w)
             w->lk_excl = 1;
         else
             w->lk_shared++;
-        plx_rma_lk_grant(w, q->rank);
+        plx_rma_lk_grant(w, q->rank, q->want_grant);
         free(q);
     }
 }
@@ -260,7 +269,8 @@ void plx_rma_lk_request(struct plx_win *w, int rank, int type)
 {
     struct plx_win_lkwait *q = plx_malloc(sizeof *q);
     q->rank = rank;
-    q->type = type;
+    q->type = type & ~PLX_RMA_LK_WANT_GRANT;
+    q->want_grant = !!(type & PLX_RMA_LK_WANT_GRANT);
     plx_list_push_back(&w->lk_queue, &q->link);
     plx_rma_lk_serve(w);
 }
@@ -424,6 +434,12 @@ static void plx_rma_exec_req(struct plx_win *w, int r, const struct plx_hdr *h, 
         size_t olen = q.kind == PLX_RMA_K_GET || q.kind == PLX_RMA_K_GACC ? total
                       : q.kind == PLX_RMA_K_CAS                         ? q.elem
                                                                        : 0;
+        if (q.kind == PLX_RMA_K_GET && q.nruns == 1) {
+            /* one block: answered straight from the window (the channel
+             * has taken or copied the bytes when the send returns) */
+            plx_rma_answer(w, r, q.kind, 0, h->sreq, q.roff, plx_rma_at(plx_rma_local_mem(w), runs[0].off), olen);
+            break;
+        }
         char *out = olen ? plx_malloc(olen) : NULL;
         plx_rma_exec(plx_rma_local_mem(w), q.kind, runs, (int)q.nruns, p + rlen, out, q.basic, q.elem, q.op);
         plx_rma_answer(w, r, q.kind, 0, h->sreq, q.roff, out, olen);
@@ -589,6 +605,15 @@ static int plx_rma_cma(struct plx_win *w, int kind, int target, const struct plx
     return 1;
 }
 
+/* The data bytes of one piece to process lpid (see PLX_RMA_PIECE_STREAM). */
+static size_t plx_rma_piece_max(int lpid)
+{
+    struct plx_route_peer *rp = plx_route_peer(lpid);
+    if (rp->nchan && plx_route_caps(rp)->max_packet >= ((size_t)1 << 30))
+        return PLX_RMA_PIECE_STREAM;
+    return PLX_RMA_PIECE;
+}
+
 int plx_rma_issue(struct plx_win *w, const struct plx_rma_args *a, struct plx_request *req, char *msg, size_t mlen)
 {
     int kind = a->kind;
@@ -708,17 +733,18 @@ int plx_rma_issue(struct plx_win *w, const struct plx_rma_args *a, struct plx_re
         op->pieces = 0;
         plx_rma_op_done(op);
     } else {
-        /* pieces of at most PLX_RMA_PIECE bytes, cut at element boundaries */
+        /* pieces of at most `piece` bytes, cut at element boundaries */
         size_t g = acc ? elem : 1;
+        size_t piece = plx_rma_piece_max(w->comm->lpids[a->target]);
         size_t ri = 0, roff_in_run = 0, soff = 0;
         op->pieces = 1;         /* held while issuing */
         struct plx_rma_run pr[PLX_RMA_PIECE_RUNS];
         while (ri < v.n) {
             int np = 0;
             size_t bytes = 0, start = soff;
-            while (ri < v.n && np < PLX_RMA_PIECE_RUNS && bytes < PLX_RMA_PIECE) {
+            while (ri < v.n && np < PLX_RMA_PIECE_RUNS && bytes < piece) {
                 size_t left = v.r[ri].len - roff_in_run;
-                size_t room = PLX_RMA_PIECE - bytes;
+                size_t room = piece - bytes;
                 size_t take = left <= room ? left : room / g * g;
                 if (kind == PLX_RMA_K_CAS)
                     take = left;

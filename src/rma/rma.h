@@ -61,6 +61,10 @@ enum plx_rma_kind {
 };
 
 enum { PLX_RMA_LK_NONE = 0, PLX_RMA_LK_SHARED = 1, PLX_RMA_LK_EXCL = 2 };
+/* Or'ed into a LOCK request's type: the origin waits for the grant (it
+ * writes by cross-memory attach). Any other origin does not, and gets
+ * none: one packet less each way per lock/op/unlock. */
+#define PLX_RMA_LK_WANT_GRANT 0x10
 
 /* What an origin knows of each rank of the window. */
 struct plx_win_target {
@@ -81,6 +85,7 @@ struct plx_win_lkwait {         /* target: a lock request waiting in the queue *
     struct plx_list link;
     int rank;
     int type;
+    int want_grant;             /* answer the grant (PLX_RMA_LK_WANT_GRANT) */
 };
 
 struct plx_win {
@@ -209,7 +214,8 @@ struct plx_win *plx_rma_win_of(int wid);
 int plx_rma_wid_new(struct plx_win *w);
 void plx_rma_wid_free(int wid);
 /* Executes a lock request of `rank` at this target (AM queue): grants at
- * once or queues; and an unlock. Self requests are granted in place. */
+ * once or queues; and an unlock. Self requests are granted in place.
+ * type: PLX_RMA_LK_SHARED or _EXCL, or'ed with PLX_RMA_LK_WANT_GRANT. */
 void plx_rma_lk_request(struct plx_win *w, int rank, int type);
 /* The window's creation is over: requests that arrived during it run now. */
 void plx_rma_win_ready(struct plx_win *w);

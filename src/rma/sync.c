@@ -285,8 +285,8 @@ static void plx_rma_lock_send(struct plx_win *w, int type, int target)
     w->granted[target] = 0;
     if (target == w->comm->rank)
         plx_rma_lk_request(w, target, type);
-    else
-        plx_rma_send_ctl(w, target, PLX_RMA_K_LOCK, type);
+    else    /* only an origin that writes by cross-memory attach waits for the grant */
+        plx_rma_send_ctl(w, target, PLX_RMA_K_LOCK, type | (w->cma_ok ? PLX_RMA_LK_WANT_GRANT : 0));
 }
 
 static void plx_rma_unlock_send(struct plx_win *w, int target)
