@@ -98,7 +98,6 @@
 #define PLX_SHM_COOP_SLOTS 32
 #define PLX_SHM_COOP_MAX_CHUNKS 16
 #define PLX_SHM_COOP_MIN_CHUNK (64 * 1024)
-#define PLX_SHM_COOP_EXCHANGE_MAX (1024 * 1024)        /* see plx_shm_coop_start */
 
 /* One shared read, in the reader's segment; written by the reader and
  * the helping sender only through atomics. */
@@ -537,15 +536,19 @@ static void plx_shm_coop_help(struct plx_shm_peer *p, const struct plx_shm_help 
 static int plx_shm_coop_start(struct plx_shm_peer *p, void *local, uint64_t remote, size_t len,
                               struct plx_tp_comp *comp)
 {
-    /* Not for up to 1 MiB while this process's own large sends wait to be
-     * read: in an exchange (Sendrecv, Alltoall, Allgather) the peer is
-     * reading too, and each reading its own message is faster than both
-     * sharing both. Measured at 2 ranks, medians of 3: Alltoall and
-     * Allgather 128K-1M took 0.70-0.86x the time, bibw 128K-1M 1.00-1.21x
-     * the bandwidth; but bibw 2-4M fell to 0.67-0.72x, so above 1 MiB the
-     * reads stay shared. */
+    /* Not while this process's own large sends wait to be read: in an
+     * exchange (Sendrecv, Alltoall, Allgather, bibw) the peer is reading
+     * too, both cores are busy, and each reading its own message is faster
+     * than both sharing both (a shared read makes each core pin and copy
+     * both processes' buffers: more page-table walks, and both buffers
+     * compete for each core's 2 MiB L2). Measured at 2 ranks, medians of
+     * 3: Alltoall and Allgather 128K-1M took 0.70-0.86x the time, bibw
+     * 128K-1M 1.00-1.21x the bandwidth. Above 1 MiB reads were still
+     * shared until the progress wait learned to spin while our sends wait
+     * (session 7); since then bibw at 2-4 MiB is faster unshared too
+     * (issue 15, session 8). */
     if (!plx_config.shm_coop_min || len < plx_config.shm_coop_min || !plx_shm.coop_free ||
-        p->lpid == plx_procs.my_lpid || (plx_rndv_sends && len <= PLX_SHM_COOP_EXCHANGE_MAX))
+        p->lpid == plx_procs.my_lpid || plx_rndv_sends)
         return -1;
     int slot = __builtin_ctz(plx_shm.coop_free);
     struct plx_shm_coop *c = &plx_shm.coop[slot];
