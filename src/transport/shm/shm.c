@@ -98,6 +98,7 @@
 #define PLX_SHM_COOP_SLOTS 32
 #define PLX_SHM_COOP_MAX_CHUNKS 16
 #define PLX_SHM_COOP_MIN_CHUNK (64 * 1024)
+#define PLX_SHM_COOP_EXCHANGE_MAX (4 * 1024 * 1024)    /* see plx_shm_coop_start */
 
 /* One shared read, in the reader's segment; written by the reader and
  * the helping sender only through atomics. */
@@ -545,10 +546,12 @@ static int plx_shm_coop_start(struct plx_shm_peer *p, void *local, uint64_t remo
      * 3: Alltoall and Allgather 128K-1M took 0.70-0.86x the time, bibw
      * 128K-1M 1.00-1.21x the bandwidth. Above 1 MiB reads were still
      * shared until the progress wait learned to spin while our sends wait
-     * (session 7); since then bibw at 2-4 MiB is faster unshared too
-     * (issue 15, session 8). */
+     * (session 7); since then bibw at 2-4 MiB is faster unshared too:
+     * 11.0-11.7 -> 12.5-13.3 GB/s (issue 15, session 8). Above 4 MiB,
+     * where bibw's window is 8 messages or fewer, 2-3 of 5 unshared runs
+     * fell to 6.6-7.6 GB/s (shared: 9.9-11.8), so reads stay shared there. */
     if (!plx_config.shm_coop_min || len < plx_config.shm_coop_min || !plx_shm.coop_free ||
-        p->lpid == plx_procs.my_lpid || plx_rndv_sends)
+        p->lpid == plx_procs.my_lpid || (plx_rndv_sends && len <= PLX_SHM_COOP_EXCHANGE_MAX))
         return -1;
     int slot = __builtin_ctz(plx_shm.coop_free);
     struct plx_shm_coop *c = &plx_shm.coop[slot];
