@@ -35,6 +35,11 @@ pkgs+=(libfabric-dev libfabric-bin)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(openmpi-bin libopenmpi-dev python3-matplotlib)
 fi
+# issue 15: NetPIPE (NPmpi, built against MPICH), run unchanged on Plexus's
+# libmpich.so.12 to compare the eager/rendezvous switch (by hand, --bench only)
+if [ "${1:-}" = "--bench" ]; then
+    pkgs+=(netpipe-mpich2)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -83,6 +83,7 @@ SHM_BW = (
     LimitRef("limit_vm_readv", "bw_MBps", "limit: process_vm_readv"),
 )
 TCP_BW = (LimitRef("limit_tcp_bw", "bw_MBps", "limit: TCP loopback streaming"),)
+SHM_BIBW = (LimitRef("limit_vm_readv_pair", "bw_MBps", "limit: process_vm_readv both ways at once"),)
 
 # Iterations: full runs follow OSU's defaults loosely; --quick keeps the
 # whole suite under a few minutes on a 2-core machine.
@@ -110,7 +111,7 @@ BENCHMARKS: Tuple[Benchmark, ...] = (
     Benchmark("bw", "bw.c", "pt2pt", "Bandwidth (window of 64 MPI_Isend, then ack)", (BW,),
               full=BW_FULL, quick=BW_QUICK, limits={"shm": SHM_BW, "tcp": TCP_BW}),
     Benchmark("bibw", "bibw.c", "pt2pt", "Bi-directional bandwidth", (BW,),
-              full=BW_FULL, quick=BW_QUICK),
+              full=BW_FULL, quick=BW_QUICK, limits={"shm": SHM_BIBW}),
     Benchmark("mr", "mr.c", "pt2pt", "Multi-pair message rate",
               (Metric("msgs_per_s", "message rate", "msg/s", "higher"),
                Metric("bw_MBps", "aggregate bandwidth", "MB/s", "higher")),
@@ -218,6 +219,9 @@ BENCHMARKS: Tuple[Benchmark, ...] = (
               quick=("-m", "16M", "-i", "500", "-x", "50", "-I", "20", "-X", "2"), ranks="none"),
     Benchmark("limit_tcp_bw", "limits/tcp.c", "limit", "TCP loopback streaming, TCP_NODELAY",
               (BW,), args=("-o", "bw"), full=BW_FULL, quick=BW_QUICK, ranks="none"),
+    Benchmark("limit_vm_readv_pair", "limits/vm_readv_pair.c", "limit",
+              "process_vm_readv both ways at once, into bibw's window of receive buffers", (BW,),
+              full=("-m", "16M", "-d", "1024"), quick=("-m", "16M", "-d", "512"), ranks="none"),
 )
 
 BY_NAME: Dict[str, Benchmark] = {b.name: b for b in BENCHMARKS}

@@ -27,7 +27,7 @@ const struct plx_setting plx_settings[] = {
             "Name of this node for locality decisions; default: the hostname"),
     PLX_SET("PLEXUS_SHM_RING_SIZE", PLX_SET_SIZE, "256K", shm_ring_size,
             "Bytes of each per-pair shared-memory ring (power of two)"),
-    PLX_SET("PLEXUS_SHM_EAGER_MAX", PLX_SET_SIZE, "8K", shm_eager_max,
+    PLX_SET("PLEXUS_SHM_EAGER_MAX", PLX_SET_SIZE, "12K", shm_eager_max,
             "Largest message sent eagerly over shared memory; larger ones use rendezvous"),
     PLX_SET("PLEXUS_SHM_EAGER_CREDIT", PLX_SET_SIZE, "1M", shm_eager_credit,
             "Eager bytes a sender may have unconsumed at one receiver before it switches to rendezvous"),

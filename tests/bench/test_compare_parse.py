@@ -94,6 +94,8 @@ EXPECTED = {
                          [1, 0.22], [16777216, 1683.69]),
     "halo_acc.np2.openmpi.out": ("halo_acc", ["size_B", "iter_us", "halo_us", "acc_us", "iter_med_us"], 8,
                                   [8, 0.761, 0.519, 0.199, 0.764], [1024, 2.261, 1.739, 0.203, 2.151]),
+    "limit_vm_readv_pair.out": ("limit_vm_readv_pair", ["size_B", "bw_MBps"], 9,
+                                [65536, 27701.2], [16777216, 11878.3]),
 }
 
 

@@ -45,11 +45,13 @@ static void test_barrier(MPI_Comm comm, int root)
 
 static void test_bcast(MPI_Comm comm, int root)
 {
-    static const int counts[] = {1, 7, 1000};
+    /* 13: 52 B of ints (one line) and 104 B of doubles (two lines, over
+     * shared memory) */
+    static const int counts[] = {1, 7, 13, 1000};
     int r;
 
     MPI_Comm_rank(comm, &r);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         int n = counts[k], *ib = plx_malloc(sizeof(int) * (size_t)n);
         double *db = plx_malloc(sizeof(double) * (size_t)n);
         for (int i = 0; i < n; i++) {

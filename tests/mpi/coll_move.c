@@ -390,7 +390,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     test_barrier();
     int roots[3] = {0, size - 1, size / 2};
-    long ns[] = {1, 3, 1000, 40000};
+    long ns[] = {1, 3, 20, 1000, 40000}; /* 20 ints: a shared-memory Bcast in two lines */
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
         for (int ri = 0; ri < 3; ri++) {
             test_bcast(ns[k], roots[ri]);

@@ -255,7 +255,7 @@ static void big_blocks(int nblk, int svec, int rvec, int rcap)
 int main(int argc, char **argv)
 {
     static const size_t sizes[] = {
-        8191, 8192, 8193, 16383, 16384, 16385, 65536 + 1, 131072 - 1, 131072, 131072 + 4095, 1 << 20,
+        8191, 8192, 8193, 12287, 12288, 12289, 16383, 16384, 16385, 65536 + 1, 131072 - 1, 131072, 131072 + 4095, 1 << 20,
         (1 << 20) + 13, 3 * (1 << 20) + 4097, 9 * (1 << 20) + 5,
     };
     plx_test_init(&argc, &argv, "rndv");

@@ -98,7 +98,7 @@
 #define PLX_SHM_COOP_SLOTS 32
 #define PLX_SHM_COOP_MAX_CHUNKS 16
 #define PLX_SHM_COOP_MIN_CHUNK (64 * 1024)
-#define PLX_SHM_COOP_EXCHANGE_MAX (1024 * 1024)        /* see plx_shm_coop_start */
+#define PLX_SHM_COOP_EXCHANGE_MAX (4 * 1024 * 1024)    /* see plx_shm_coop_start */
 
 /* One shared read, in the reader's segment; written by the reader and
  * the helping sender only through atomics. */
@@ -537,13 +537,19 @@ static void plx_shm_coop_help(struct plx_shm_peer *p, const struct plx_shm_help 
 static int plx_shm_coop_start(struct plx_shm_peer *p, void *local, uint64_t remote, size_t len,
                               struct plx_tp_comp *comp)
 {
-    /* Not for up to 1 MiB while this process's own large sends wait to be
-     * read: in an exchange (Sendrecv, Alltoall, Allgather) the peer is
-     * reading too, and each reading its own message is faster than both
-     * sharing both. Measured at 2 ranks, medians of 3: Alltoall and
-     * Allgather 128K-1M took 0.70-0.86x the time, bibw 128K-1M 1.00-1.21x
-     * the bandwidth; but bibw 2-4M fell to 0.67-0.72x, so above 1 MiB the
-     * reads stay shared. */
+    /* Not while this process's own large sends wait to be read: in an
+     * exchange (Sendrecv, Alltoall, Allgather, bibw) the peer is reading
+     * too, both cores are busy, and each reading its own message is faster
+     * than both sharing both (a shared read makes each core pin and copy
+     * both processes' buffers: more page-table walks, and both buffers
+     * compete for each core's 2 MiB L2). Measured at 2 ranks, medians of
+     * 3: Alltoall and Allgather 128K-1M took 0.70-0.86x the time, bibw
+     * 128K-1M 1.00-1.21x the bandwidth. Above 1 MiB reads were still
+     * shared until the progress wait learned to spin while our sends wait
+     * (session 7); since then bibw at 2-4 MiB is faster unshared too:
+     * 11.0-11.7 -> 12.5-13.3 GB/s (issue 15, session 8). Above 4 MiB,
+     * where bibw's window is 8 messages or fewer, 2-3 of 5 unshared runs
+     * fell to 6.6-7.6 GB/s (shared: 9.9-11.8), so reads stay shared there. */
     if (!plx_config.shm_coop_min || len < plx_config.shm_coop_min || !plx_shm.coop_free ||
         p->lpid == plx_procs.my_lpid || (plx_rndv_sends && len <= PLX_SHM_COOP_EXCHANGE_MAX))
         return -1;
@@ -1167,6 +1173,14 @@ static plx_status_t plx_shm_open(const struct plx_tp_upcalls *up, int needed, st
     ifc->caps = (struct plx_tp_caps){
         .max_packet = sizeof(struct plx_hdr) + maxp,
         .max_iov = 64,
+        /* PLEXUS_SHM_EAGER_MAX, default 12K. Which protocol is faster at
+         * 8-16K depends on where the data is: a rendezvous read of a buffer
+         * that the sender has just written pulls each dirty line from the
+         * other core inside the kernel's copy (NetPIPE, one buffer: 8195 B
+         * took 2.6 us against MPICH's 1.7), while a buffer that neither side
+         * writes is read from the reader's own cache (1.25 us; eager 1.7).
+         * 12K sits between the two crossovers (~4K clean, ~24K dirty) and
+         * leaves 16K, where the clean case loses 2x by eager, a read. */
         .eager_max = plx_config.shm_eager_max,
         .eager_credit = plx_config.shm_eager_credit,
         .flags = PLX_TP_ORDERED | PLX_TP_RELIABLE | PLX_TP_FATE_SHARED | PLX_TP_READ,
