@@ -331,7 +331,7 @@ static int plx_ofi_mr_reg_at(void *addr, size_t len, uint64_t access, uint64_t k
 
 /* Registration addressed by offset from 0 where the provider does not use
  * virtual addresses (rendezvous pieces carry their offset). */
-static int plx_ofi_mr_reg(void *addr, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr)
+int plx_ofi_mr_reg(void *addr, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr)
 {
     return plx_ofi_mr_reg_at(addr, len, access, key, 0, mr);
 }
@@ -339,7 +339,7 @@ static int plx_ofi_mr_reg(void *addr, size_t len, uint64_t access, uint64_t key,
 /* Our keys for rendezvous and bounce buffers (without FI_MR_PROV_KEY):
  * bit 63 set, so that they never meet the router's keys of remote memory
  * (a generation and a slot, below 2^63), which mem_register requests. */
-static uint64_t plx_ofi_key_next(void)
+uint64_t plx_ofi_key_next(void)
 {
     return (1ull << 63) | ++plx_ofi.next_key;
 }
@@ -588,7 +588,7 @@ static int plx_ofi_reaches(struct plx_tp_iface *ifc, int lpid)
 }
 
 /* The peer's address in the address vector; 0 or -1. */
-static int plx_ofi_addr(int lpid, fi_addr_t *out)
+int plx_ofi_addr(int lpid, fi_addr_t *out)
 {
     struct plx_ofi_peer *p = plx_ofi_peer(lpid);
     if (plx_likely(p->in_av)) {
@@ -708,8 +708,21 @@ static plx_status_t plx_ofi_post(int lpid, const struct plx_hdr *h, const struct
     size_t total = sizeof(struct plx_ofi_pfx) + sizeof *h + plen;
     if (plx_unlikely(total > plx_ofi.pkt_max))
         return PLX_ERR_ARG;
-    struct plx_ofi_pfx pfx = { .lpid = plx_procs.my_lpid, .magic = PLX_OFI_MAGIC };
     struct plx_ofi_peer *p = &plx_ofi.peers[lpid];
+    struct plx_ofi_pfx pfx = { .lpid = plx_procs.my_lpid, .magic = PLX_OFI_MAGIC, .seq = p->tx_seq,
+                               .ack = p->ring_taken };
+    if (p->fout && !delivered) {
+        /* the fast path; without room there, send/recv (the number keeps the order) */
+        plx_status_t st = plx_ofi_fp_send(lpid, &pfx, h, iov, iovcnt, plen);
+        if (st != PLX_ERR_UNSUPPORTED) {
+            if (st == PLX_OK) {
+                p->tx_seq++;
+                p->ack_sent = pfx.ack;
+                p->sent = 1;
+            }
+            return st;
+        }
+    }
     if (total <= plx_ofi.inject_max && !delivered) {
         char buf[total];
         memcpy(buf, &pfx, sizeof pfx);
@@ -721,6 +734,8 @@ static plx_status_t plx_ofi_post(int lpid, const struct plx_hdr *h, const struct
         }
         ssize_t rc = fi_inject(plx_ofi.ep, buf, total, dest);
         if (rc == 0) {
+            p->tx_seq++;
+            p->ack_sent = pfx.ack;
             p->sent = 1;
             return PLX_OK;
         }
@@ -758,6 +773,8 @@ static plx_status_t plx_ofi_post(int lpid, const struct plx_hdr *h, const struct
     op->lpid = lpid;
     plx_list_remove(&op->link);
     plx_ofi.tx_busy++;
+    p->tx_seq++;
+    p->ack_sent = pfx.ack;
     p->sent = 1;
     return PLX_OK;
 }
@@ -844,7 +861,7 @@ static plx_status_t plx_ofi_ctl_post(const struct plx_ofi_ctl *c)
 
 /* A transport-private control packet with npl payload words, queued when
  * there is no room. */
-static void plx_ofi_ctl_pl(int lpid, uint8_t type, uint64_t cookie, const uint64_t *pl, int npl)
+void plx_ofi_ctl_pl(int lpid, uint8_t type, uint64_t cookie, const uint64_t *pl, int npl)
 {
     struct plx_ofi_ctl c = { .lpid = lpid, .npl = npl,
                              .h = { .type = type, .flags = PLX_PKT_F_TRANSPORT, .sreq = cookie } };
@@ -935,7 +952,7 @@ static void plx_ofi_read_start(int lpid, const struct plx_hdr *w, const struct p
         plx_list_push_back(&plx_ofi.reads, &op->link);
 }
 
-static void plx_ofi_deliver(int lpid, const struct plx_hdr *h, const void *payload)
+void plx_ofi_deliver(int lpid, const struct plx_hdr *h, const void *payload)
 {
     struct plx_ofi_peer *p = &plx_ofi.peers[lpid];
     p->heard = 1;
@@ -955,6 +972,8 @@ static void plx_ofi_deliver(int lpid, const struct plx_hdr *h, const void *paylo
         plx_tp_comp_done(c, PLX_OK);
     } else if (h->type == PLX_PKT_PING) {
         p->bye_in = 1;
+    } else if (h->type == PLX_PKT_CTS || h->type == PLX_PKT_CREDIT) {
+        plx_ofi_fp_ctl(lpid, h, payload);
     } else if (h->type == PLX_PKT_RMA) {
         plx_ofi_region_query(lpid, h->sreq);
     } else if (h->type == PLX_PKT_RMA_ANS && h->len == 4 * sizeof(uint64_t)) {
@@ -1033,6 +1052,10 @@ static void plx_ofi_cq_error(void)
         plx_warn("ofi: remote-memory operation on rank %d: %s", op->lpid, why);
         plx_ofi_rma_done(op, PLX_ERR_IO);
         break;
+    case PLX_OFI_OP_FPW:
+        plx_ofi_fp_write_done(op, 0);
+        plx_ofi.up->link_failed(&plx_ofi.ifc, op->lpid, why, 0);
+        break;
     default:
         break;
     }
@@ -1066,7 +1089,7 @@ static int plx_ofi_poll(void)
                 if (ev[i].len >= sizeof *pfx + sizeof *h && pfx->magic == PLX_OFI_MAGIC && pfx->lpid >= 0 &&
                     pfx->lpid < plx_procs.n && h->type < PLX_PKT_TYPE_MAX &&
                     sizeof *pfx + sizeof *h + h->len <= ev[i].len)
-                    plx_ofi_deliver(pfx->lpid, h, h + 1);
+                    plx_ofi_fp_rx(pfx->lpid, pfx, h, h->len);
                 else
                     plx_warn("ofi: dropped a malformed message of %zu bytes", (size_t)ev[i].len);
                 plx_ofi_repost(op);
@@ -1082,6 +1105,9 @@ static int plx_ofi_poll(void)
             case PLX_OFI_OP_RMA:
                 plx_ofi_rma_done(op, PLX_OK);
                 break;
+            case PLX_OFI_OP_FPW:
+                plx_ofi_fp_write_done(op, 1);
+                break;
             default:
                 break;
             }
@@ -1090,6 +1116,10 @@ static int plx_ofi_poll(void)
         if (n < PLX_OFI_CQ_BATCH)
             break;
     }
+    /* after the completion queue: reading it is what lands a software
+     * provider's writes into the rings */
+    if (plx_ofi.fp_nin)
+        work += plx_ofi_fp_poll();
     while (plx_unlikely(!plx_list_empty(&plx_ofi.rma_now))) {
         struct plx_ofi_op *op = plx_list_entry(plx_ofi.rma_now.next, struct plx_ofi_op, link);
         plx_list_remove(&op->link);
@@ -1121,7 +1151,7 @@ static int plx_ofi_poll(void)
 static int plx_ofi_sleep_prepare(void)
 {
     if (!plx_list_empty(&plx_ofi.selfq) || !plx_list_empty(&plx_ofi.reads) || !plx_list_empty(&plx_ofi.ctlq) ||
-        plx_ofi.nrpend)
+        plx_ofi.nrpend || plx_ofi_fp_pending())
         return plx_ofi.busy_fd >= 0 ? plx_ofi.busy_fd : -1;
     if (plx_ofi.cq_fd >= 0) {
         struct fid *f = &plx_ofi.cq->fid;
@@ -1531,6 +1561,7 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
     for (int l = 0; l < plx_procs.n; l++) {
         plx_list_init(&plx_ofi.peers[l].flushes);
         plx_list_init(&plx_ofi.peers[l].rpend);
+        plx_list_init(&plx_ofi.peers[l].rx_early);
     }
     /* Native remote memory needs our keys (the router's key must name the
      * region on every channel). With FI_MR_VIRT_ADDR (shm here) the router's
@@ -1577,6 +1608,7 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
     ifcs[0] = ifc;
     *nifc = 1;
     plx_ofi.open = 1;
+    plx_ofi_fp_open();
     plx_debug(1, "ofi: provider %s, domain %s; mr_mode 0x%llx, inject %zu bytes, eager up to %zu bytes, "
               "%s, %s; rendezvous %s; registration cache %s; completion wait: %s", plx_ofi.prov,
               plx_ofi.info->domain_attr->name ? plx_ofi.info->domain_attr->name : "?",
@@ -1603,7 +1635,7 @@ static void plx_ofi_goodbye(void)
     double end = plx_util_now() + PLX_OFI_BYE_TIMEOUT;
     for (;;) {
         plx_ofi_poll();
-        int waiting = plx_ofi.tx_busy > 0 || !plx_list_empty(&plx_ofi.ctlq);
+        int waiting = plx_ofi.tx_busy > 0 || plx_ofi.fp_wbusy > 0 || !plx_list_empty(&plx_ofi.ctlq);
         for (int l = 0; l < n && !waiting; l++) {
             struct plx_ofi_peer *p = &plx_ofi.peers[l];
             if (l == me)
@@ -1638,6 +1670,7 @@ static void plx_ofi_finalize(void)
         plx_debug(1, "ofi: %llu rendezvous reads, %llu bytes", (unsigned long long)plx_ofi.nreads,
                   (unsigned long long)plx_ofi.nread_bytes);
     }
+    plx_ofi_fp_finalize();      /* its lines, then its rings closed before the domain */
     plx_ofi_close_all();
     if (plx_ofi.info)
         fi_freeinfo(plx_ofi.info);

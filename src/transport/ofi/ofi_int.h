@@ -42,6 +42,8 @@
 struct plx_ofi_pfx {
     int32_t lpid;               /* the sender's world rank */
     uint32_t magic;
+    uint32_t seq;               /* the packet's number among all sent to that peer, by either path */
+    uint32_t ack;               /* packets the sender has taken from the receiver's fast-path ring */
 };
 #define PLX_OFI_MAGIC 0x504c4f46u    /* "PLOF" */
 
@@ -53,7 +55,7 @@ struct plx_ofi_desc {
     uint64_t cookie;            /* the sender's struct plx_ofi_op */
 };
 
-enum { PLX_OFI_OP_RX = 1, PLX_OFI_OP_TX, PLX_OFI_OP_READ, PLX_OFI_OP_ZC, PLX_OFI_OP_RMA };
+enum { PLX_OFI_OP_RX = 1, PLX_OFI_OP_TX, PLX_OFI_OP_READ, PLX_OFI_OP_ZC, PLX_OFI_OP_RMA, PLX_OFI_OP_FPW };
 
 struct plx_ofi_mrc;
 
@@ -147,6 +149,17 @@ struct plx_ofi_peer {
     struct plx_list rpend;      /* offset addressing: operations waiting for their region's base */
     uint64_t st_queries;        /* PLEXUS_STATS: regions asked of it */
     fi_addr_t addr;
+    /* ordering over both paths (fastpath.c): every packet to a peer is
+     * numbered, by send/recv or by its ring; the receiver delivers them in
+     * that order, keeping send/recv packets that overtook ring ones */
+    uint32_t tx_seq;            /* the number of the next packet to it */
+    uint32_t rx_expect;         /* the number of the next packet of it to deliver */
+    struct plx_list rx_early;   /* struct plx_ofi_early: its send/recv packets waiting for ring ones */
+    uint32_t small_in;          /* small packets of it received by send/recv */
+    uint32_t ack_sent;          /* ring packets of it taken, as last told it */
+    uint32_t ring_taken;        /* packets of it taken from its ring here */
+    struct plx_ofi_fp_in *fin;  /* the ring it writes into here, or NULL */
+    struct plx_ofi_fp_out *fout;/* the ring here writes into it, or NULL */
     char *abuf;                 /* its raw address, until inserted */
     size_t alen;
 };
@@ -192,8 +205,43 @@ struct plx_ofi_state {
     struct plx_list mrc;        /* cached registrations */
     int nmrc_idle;
     uint64_t nread_bytes, nreads;
+    /* the fast path (fastpath.c) */
+    int fp_cap;                 /* PLEXUS_OFI_FASTPATH_PEERS, 0 when the provider cannot carry it */
+    int *fp_in_lpids;           /* peers with a ring here, in the order made */
+    int fp_nin;
+    int fp_wbusy;               /* ring writes whose completion has not come */
 };
 
 extern struct plx_ofi_state plx_ofi;
+
+/* --- ofi.c, for fastpath.c --------------------------------------------------------------- */
+
+int plx_ofi_mr_reg(void *addr, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr);
+uint64_t plx_ofi_key_next(void);
+int plx_ofi_addr(int lpid, fi_addr_t *out);
+void plx_ofi_ctl_pl(int lpid, uint8_t type, uint64_t cookie, const uint64_t *pl, int npl);
+void plx_ofi_deliver(int lpid, const struct plx_hdr *h, const void *payload);
+
+/* --- fastpath.c: the RDMA fast path for small messages ------------------------------------ */
+
+/* At open: whether this provider can carry it, and the cap. */
+void plx_ofi_fp_open(void);
+/* A packet to lpid by its ring if it has one with room: PLX_OK (sent,
+ * numbered), PLX_BUSY (provider full: nothing taken), or PLX_ERR_UNSUPPORTED
+ * (no ring, too large or ring full: the caller sends it by send/recv). */
+plx_status_t plx_ofi_fp_send(int lpid, const struct plx_ofi_pfx *pfx, const struct plx_hdr *h,
+                             const struct iovec *iov, int iovcnt, size_t plen);
+/* A packet of lpid that came by send/recv: delivered now or kept in order. */
+void plx_ofi_fp_rx(int lpid, const struct plx_ofi_pfx *pfx, const struct plx_hdr *h, size_t plen);
+/* The receiver's side of every ring and of kept packets; the work done. */
+int plx_ofi_fp_poll(void);
+/* Packets kept for order, all peers (a wait must keep polling). */
+int plx_ofi_fp_pending(void);
+/* A ring write completed (or failed). */
+void plx_ofi_fp_write_done(struct plx_ofi_op *op, int ok);
+/* Transport-private packets of the fast path: an offer, a credit. */
+void plx_ofi_fp_ctl(int lpid, const struct plx_hdr *h, const void *payload);
+/* PLEXUS_STATS lines, then every ring closed (before the domain). */
+void plx_ofi_fp_finalize(void);
 
 #endif
