@@ -36,13 +36,15 @@
  * does not fit a slot, sends it by send/recv: never a wait.
  *
  * Order. Every packet to a peer is numbered (the prefix's or the head's
- * seq), whichever path takes it. The receiver delivers them in that order:
- * a send/recv packet that overtook a ring packet numbered before it is
- * copied and kept until the ring has caught up; a ring packet numbered after
- * a send/recv packet that has not come yet stays in its slot. Before a ring
- * exists all packets come by send/recv, in order (the transport needs
- * FI_ORDER_SAS for the fast path), so the switch to the ring and back to
- * send/recv keeps each sender's order.
+ * seq), whichever path takes it, fast path or not. The receiver delivers
+ * them in that order: a send/recv packet that overtook one numbered before
+ * it is copied and kept (in number order) until the gap is filled; a ring
+ * packet numbered after one that has not come yet stays in its slot. So the
+ * switch to the ring and back to send/recv keeps each sender's order. Send/
+ * recv alone needs it too: tcp;ofi_rxm reports FI_ORDER_SAS, but the
+ * completion of a packet larger than its 16 KiB buffers (sent by its own
+ * segmentation) comes after those of smaller packets sent later (seen with
+ * PLEXUS_TEST_ZCOPY_FAIL, where rendezvous data goes in 32 KiB packets).
  *
  * Progress. With software providers (tcp;ofi_rxm, shm) a write lands only
  * when the receiver's provider progresses, inside fi_cq_read: the poll reads
@@ -133,9 +135,8 @@ void plx_ofi_fp_open(void)
     int want = plx_config.ofi_fp_peers;
     if (want <= 0 || plx_procs.n < 2)
         return;
-    if (!plx_ofi.rma || !(plx_ofi.ifc.caps.flags & PLX_TP_ORDERED)) {
-        plx_debug(1, "ofi: no fast path: provider %s %s", plx_ofi.prov,
-                  !plx_ofi.rma ? "has no fi_write (FI_RMA)" : "does not keep sends in order (FI_ORDER_SAS)");
+    if (!plx_ofi.rma) {
+        plx_debug(1, "ofi: no fast path: provider %s has no fi_write (FI_RMA)", plx_ofi.prov);
         return;
     }
     size_t slot = plx_config.ofi_fp_slot;
@@ -262,31 +263,54 @@ static void plx_ofi_fp_make(int lpid, struct plx_ofi_peer *p)
               "%d of at most %d", f->nslots, f->slot, lpid, p->small_in, plx_ofi.fp_nin, plx_ofi.fp_cap);
 }
 
+/* Delivers lpid's kept packets that are due (send/recv ones only). */
+static void plx_ofi_fp_early_drain(int lpid, struct plx_ofi_peer *p)
+{
+    while (!plx_list_empty(&p->rx_early)) {
+        struct plx_ofi_early *e = plx_list_entry(p->rx_early.next, struct plx_ofi_early, link);
+        if (e->seq != p->rx_expect)
+            return;
+        plx_list_remove(&e->link);
+        plx_ofi_fp_nearly--;
+        p->rx_expect++;
+        plx_ofi_deliver(lpid, &e->h, e->payload);
+        free(e);
+    }
+}
+
 void plx_ofi_fp_rx(int lpid, const struct plx_ofi_pfx *pfx, const struct plx_hdr *h, size_t plen)
 {
     struct plx_ofi_peer *p = &plx_ofi.peers[lpid];
     plx_ofi_fp_ack(p, pfx->ack);
-    if (plx_likely(pfx->seq == p->rx_expect && plx_list_empty(&p->rx_early))) {
+    int32_t ahead = (int32_t)(pfx->seq - p->rx_expect);
+    if (plx_likely(ahead == 0)) {
         p->rx_expect++;
         if (plx_ofi.fp_cap && !p->fin && !(h->flags & PLX_PKT_F_TRANSPORT) &&
             sizeof *h + plen <= plx_ofi_fp_room((uint32_t)plx_config.ofi_fp_slot) &&
             ++p->small_in > (uint32_t)plx_config.ofi_fp_after && plx_ofi.fp_nin < plx_ofi.fp_cap)
             plx_ofi_fp_make(lpid, p);
         plx_ofi_deliver(lpid, h, h + 1);
+        if (plx_unlikely(!plx_list_empty(&p->rx_early)))
+            plx_ofi_fp_early_drain(lpid, p);
         return;
     }
-    if (plx_unlikely(!p->fin)) {
-        /* cannot happen with FI_ORDER_SAS: nothing else could fill the gap */
-        plx_warn("ofi: rank %d's packet %u came when %u was due; delivered as it is", lpid, pfx->seq, p->rx_expect);
-        p->rx_expect = pfx->seq + 1;
+    if (plx_unlikely(ahead < 0)) {
+        plx_warn("ofi: rank %d's packet %u came again (%u due); delivered as it is", lpid, pfx->seq, p->rx_expect);
         plx_ofi_deliver(lpid, h, h + 1);
         return;
     }
+    /* A packet numbered after one not here yet: a ring packet, or (tcp;ofi_rxm)
+     * a larger send/recv packet whose completion comes after later small ones
+     * (FI_ORDER_SAS orders matching, not completions). Kept, in number order. */
     struct plx_ofi_early *e = plx_malloc(sizeof *e + plen);
     e->seq = pfx->seq;
     e->h = *h;
     memcpy(e->payload, h + 1, plen);
-    plx_list_push_back(&p->rx_early, &e->link);
+    struct plx_list *pos = p->rx_early.prev;
+    while (pos != &p->rx_early &&
+           (int32_t)(plx_list_entry(pos, struct plx_ofi_early, link)->seq - e->seq) > 0)
+        pos = pos->prev;
+    plx_list_push_front(pos, &e->link);     /* after pos */
     plx_ofi_fp_nearly++;
 }
 

@@ -27,15 +27,20 @@
  * its card names the same provider (and, for the shm provider, it is on
  * this node); its address goes into the address vector on first send.
  *
- * Wire. Every message is an 8-byte prefix (the sender's world rank: an RDM
- * receive does not say who sent it), the 32-byte struct plx_hdr and the
- * payload. Packets flagged PLX_PKT_F_TRANSPORT are this transport's own:
+ * Wire. Every message is a 16-byte prefix (the sender's world rank: an RDM
+ * receive does not say who sent it; the packet's number, by which the
+ * receiver restores each sender's order; the fast path's credit), the
+ * struct plx_hdr and the payload. Small packets to a busy peer go into a
+ * ring of its memory by fi_write instead (fastpath.c). Packets flagged
+ * PLX_PKT_F_TRANSPORT are this transport's own:
  *   - DATA|F_TRANSPORT: a rendezvous piece to read, payload struct
  *     plx_ofi_desc (address, key, length, the sender's cookie); the
  *     receiver asks place() where it goes, reads it there with fi_read
  *     (zero copy), calls placed() and answers ACK|F_TRANSPORT with the
  *     cookie, which completes the sender's piece;
- *   - BYE|F_TRANSPORT (type PLX_PKT_PING): finalize (see below).
+ *   - BYE|F_TRANSPORT (type PLX_PKT_PING): finalize (see below);
+ *   - CTS|F_TRANSPORT: a fast-path ring offered, CREDIT|F_TRANSPORT: an
+ *     empty packet whose prefix carries the fast path's credit (fastpath.c).
  *
  * Registration cache. A rendezvous buffer is registered (page-rounded) on
  * first use and the registration kept for reuse, at most PLX_OFI_MRC_MAX
@@ -1587,9 +1592,9 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
     snprintf(ifc->name, sizeof ifc->name, "ofi");
     const char *dom = plx_ofi.info->domain_attr->name ? plx_ofi.info->domain_attr->name : "";
     snprintf(ifc->detail, sizeof ifc->detail, "%.30s %.30s", plx_ofi.prov, dom);
-    unsigned flags = PLX_TP_RELIABLE;
-    if ((plx_ofi.info->tx_attr->msg_order & FI_ORDER_SAS) && (plx_ofi.info->rx_attr->msg_order & FI_ORDER_SAS))
-        flags |= PLX_TP_ORDERED;
+    /* ordered whatever the provider says: every packet to a peer is numbered
+     * and the receiver delivers them in that order (fastpath.c) */
+    unsigned flags = PLX_TP_RELIABLE | PLX_TP_ORDERED;
     if (plx_ofi.rma)
         flags |= PLX_TP_ZCOPY;
     if (plx_ofi.rma_native)
