@@ -70,6 +70,7 @@ struct plx_config {
     char ofi_mr_cache[8];       /* PLEXUS_OFI_MR_CACHE */
     char rma_fabric_locks[8];   /* PLEXUS_RMA_FABRIC_LOCKS (issue 14) */
     /* issue 14, session 8: the ofi transport's RDMA fast path */
+    char ofi_fp[8];             /* PLEXUS_OFI_FASTPATH */
     int ofi_fp_peers;           /* PLEXUS_OFI_FASTPATH_PEERS */
     int ofi_fp_after;           /* PLEXUS_OFI_FASTPATH_AFTER */
     int ofi_fp_slots;           /* PLEXUS_OFI_FASTPATH_SLOTS */

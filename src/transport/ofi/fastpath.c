@@ -133,8 +133,15 @@ void plx_ofi_fp_open(void)
     plx_ofi.fp_nin = 0;
     plx_ofi_fp_nearly = 0;
     int want = plx_config.ofi_fp_peers;
-    if (want <= 0 || plx_procs.n < 2)
+    const char *mode = plx_config.ofi_fp;
+    if (want <= 0 || plx_procs.n < 2 || !strcmp(mode, "off"))
         return;
+    if (strcmp(mode, "on") && !strcmp(plx_ofi.prov, "shm")) {
+        /* measured (bench/ofi_fastpath.sh, session 8): slower than send/recv */
+        plx_debug(1, "ofi: no fast path with the shm provider unless PLEXUS_OFI_FASTPATH=on: its fi_write is a "
+                  "process_vm_writev system call, its fi_send a copy into a shared queue");
+        return;
+    }
     if (!plx_ofi.rma) {
         plx_debug(1, "ofi: no fast path: provider %s has no fi_write (FI_RMA)", plx_ofi.prov);
         return;
