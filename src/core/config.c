@@ -179,7 +179,7 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_OFI_FASTPATH", PLX_SET_STRING, "auto", ofi_fp,
             "The ofi transport's RDMA fast path for small messages: on, off, auto (on, except with the shm "
             "provider, whose fi_write is a process_vm_writev system call where fi_send is a copy into a shared "
-            "queue: slower)"),
+            "queue, and the sockets provider: both measured slower with it)"),
     PLX_SET("PLEXUS_OFI_FASTPATH_PEERS", PLX_SET_INT, "8", ofi_fp_peers,
             "Most peers per process whose small messages come into a ring of buffers written by RDMA (fi_write) "
             "and polled, instead of send/receive; 0 turns the fast path off"),

@@ -136,10 +136,12 @@ void plx_ofi_fp_open(void)
     const char *mode = plx_config.ofi_fp;
     if (want <= 0 || plx_procs.n < 2 || !strcmp(mode, "off"))
         return;
-    if (strcmp(mode, "on") && !strcmp(plx_ofi.prov, "shm")) {
-        /* measured (bench/ofi_fastpath.sh, session 8): slower than send/recv */
-        plx_debug(1, "ofi: no fast path with the shm provider unless PLEXUS_OFI_FASTPATH=on: its fi_write is a "
-                  "process_vm_writev system call, its fi_send a copy into a shared queue");
+    if (strcmp(mode, "on") && (!strcmp(plx_ofi.prov, "shm") || !strcmp(plx_ofi.prov, "sockets"))) {
+        /* measured (bench/ofi_fastpath.sh, session 8): slower than send/recv,
+         * 3-90x with shm, 2.7-4.6x with sockets */
+        plx_debug(1, "ofi: no fast path with the %s provider unless PLEXUS_OFI_FASTPATH=on: %s", plx_ofi.prov,
+                  !strcmp(plx_ofi.prov, "shm") ? "its fi_write is a process_vm_writev system call, its fi_send a "
+                  "copy into a shared queue" : "its writes were measured slower than its sends");
         return;
     }
     if (!plx_ofi.rma) {
