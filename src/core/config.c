@@ -175,6 +175,20 @@ const struct plx_setting plx_settings[] = {
             "Passive-target locks of message-path windows as a ticket word in the target's memory, changed by "
             "remote atomics (native where the channel has them, e.g. ofi): on, off (the target's lock queue), "
             "auto (on when PLEXUS_TRANSPORTS names ofi or PLEXUS_OFI_PROVIDER is set); the same on every rank"),
+    /* issue 14, session 8: the ofi transport's RDMA fast path for small messages */
+    PLX_SET("PLEXUS_OFI_FASTPATH", PLX_SET_STRING, "auto", ofi_fp,
+            "The ofi transport's RDMA fast path for small messages: on, off, auto (on, except with the shm "
+            "provider, whose fi_write is a process_vm_writev system call where fi_send is a copy into a shared "
+            "queue, and the sockets provider: both measured slower with it)"),
+    PLX_SET("PLEXUS_OFI_FASTPATH_PEERS", PLX_SET_INT, "8", ofi_fp_peers,
+            "Most peers per process whose small messages come into a ring of buffers written by RDMA (fi_write) "
+            "and polled, instead of send/receive; 0 turns the fast path off"),
+    PLX_SET("PLEXUS_OFI_FASTPATH_AFTER", PLX_SET_INT, "16", ofi_fp_after,
+            "Small messages a peer sends by send/receive before it is given a fast-path ring (0: at the first)"),
+    PLX_SET("PLEXUS_OFI_FASTPATH_SLOTS", PLX_SET_INT, "32", ofi_fp_slots,
+            "Slots of a fast-path ring: packets a sender may have in it before it falls back to send/receive"),
+    PLX_SET("PLEXUS_OFI_FASTPATH_SLOT", PLX_SET_SIZE, "2K", ofi_fp_slot,
+            "Bytes of a fast-path slot: messages up to this less 56 bytes (header, flags) take the ring"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

@@ -69,6 +69,12 @@ struct plx_config {
     size_t ofi_eager_credit;    /* PLEXUS_OFI_EAGER_CREDIT */
     char ofi_mr_cache[8];       /* PLEXUS_OFI_MR_CACHE */
     char rma_fabric_locks[8];   /* PLEXUS_RMA_FABRIC_LOCKS (issue 14) */
+    /* issue 14, session 8: the ofi transport's RDMA fast path */
+    char ofi_fp[8];             /* PLEXUS_OFI_FASTPATH */
+    int ofi_fp_peers;           /* PLEXUS_OFI_FASTPATH_PEERS */
+    int ofi_fp_after;           /* PLEXUS_OFI_FASTPATH_AFTER */
+    int ofi_fp_slots;           /* PLEXUS_OFI_FASTPATH_SLOTS */
+    size_t ofi_fp_slot;         /* PLEXUS_OFI_FASTPATH_SLOT */
 };
 
 extern struct plx_config plx_config;

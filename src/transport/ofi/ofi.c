@@ -27,15 +27,20 @@
  * its card names the same provider (and, for the shm provider, it is on
  * this node); its address goes into the address vector on first send.
  *
- * Wire. Every message is an 8-byte prefix (the sender's world rank: an RDM
- * receive does not say who sent it), the 32-byte struct plx_hdr and the
- * payload. Packets flagged PLX_PKT_F_TRANSPORT are this transport's own:
+ * Wire. Every message is a 16-byte prefix (the sender's world rank: an RDM
+ * receive does not say who sent it; the packet's number, by which the
+ * receiver restores each sender's order; the fast path's credit), the
+ * struct plx_hdr and the payload. Small packets to a busy peer go into a
+ * ring of its memory by fi_write instead (fastpath.c). Packets flagged
+ * PLX_PKT_F_TRANSPORT are this transport's own:
  *   - DATA|F_TRANSPORT: a rendezvous piece to read, payload struct
  *     plx_ofi_desc (address, key, length, the sender's cookie); the
  *     receiver asks place() where it goes, reads it there with fi_read
  *     (zero copy), calls placed() and answers ACK|F_TRANSPORT with the
  *     cookie, which completes the sender's piece;
- *   - BYE|F_TRANSPORT (type PLX_PKT_PING): finalize (see below).
+ *   - BYE|F_TRANSPORT (type PLX_PKT_PING): finalize (see below);
+ *   - CTS|F_TRANSPORT: a fast-path ring offered, CREDIT|F_TRANSPORT: an
+ *     empty packet whose prefix carries the fast path's credit (fastpath.c).
  *
  * Registration cache. A rendezvous buffer is registered (page-rounded) on
  * first use and the registration kept for reuse, at most PLX_OFI_MRC_MAX
@@ -76,20 +81,7 @@
  * pinned to CPU 0) and install crash handlers. Its six real functions are
  * called through pointers that plx_ofi_dl_open fills (the rest of its API is
  * inline, through the objects' operation tables). */
-#define fi_getinfo plx_fi_getinfo
-#define fi_freeinfo plx_fi_freeinfo
-#define fi_dupinfo plx_fi_dupinfo
-#define fi_fabric plx_fi_fabric
-#define fi_strerror plx_fi_strerror
-#define fi_version plx_fi_version
-#include <rdma/fabric.h>
-#include <rdma/fi_atomic.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_eq.h>
-#include <rdma/fi_errno.h>
-#include <rdma/fi_rma.h>
+#include "transport/ofi/ofi_int.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/plexus.h"
@@ -192,170 +184,7 @@ uint32_t plx_fi_version(void)
     return plx_ofi_dl.version ? plx_ofi_dl.version() : 0;
 }
 
-#define PLX_OFI_API FI_VERSION(1, 9)
-#define PLX_OFI_NRX 64                  /* receive buffers posted */
-#define PLX_OFI_NTX 256                 /* bounce buffers for sends larger than inject */
-#define PLX_OFI_CQ_BATCH 16
-#define PLX_OFI_MRC_MAX 64              /* idle cached registrations */
-#define PLX_OFI_BYE_TIMEOUT 10.0        /* seconds finalize waits for the peers' BYE */
-#define PLX_OFI_PAGE 4096
-#define PLX_OFI_PKT_MIN (32 * 1024)     /* payload every packet buffer holds, whatever the eager limit */
-
-/* The prefix of every message. */
-struct plx_ofi_pfx {
-    int32_t lpid;               /* the sender's world rank */
-    uint32_t magic;
-};
-#define PLX_OFI_MAGIC 0x504c4f46u    /* "PLOF" */
-
-/* A rendezvous piece the receiver reads. */
-struct plx_ofi_desc {
-    uint64_t addr;              /* virtual address, or offset into the region (no FI_MR_VIRT_ADDR) */
-    uint64_t key;
-    uint64_t len;
-    uint64_t cookie;            /* the sender's struct plx_ofi_op */
-};
-
-enum { PLX_OFI_OP_RX = 1, PLX_OFI_OP_TX, PLX_OFI_OP_READ, PLX_OFI_OP_ZC, PLX_OFI_OP_RMA };
-
-struct plx_ofi_mrc;
-
-/* An operation's context: libfabric's space first. */
-struct plx_ofi_op {
-    struct fi_context2 fc;
-    int kind;
-    int lpid;
-    struct plx_list link;       /* free list, or a pending list */
-    char *buf;                  /* RX/TX: its bounce buffer */
-    struct plx_ofi_mrc *mrc;    /* READ: the destination's registration; ZC: the source's */
-    struct plx_tp_comp *comp;   /* ZC, RMA */
-    struct plx_hdr h;           /* READ: the DATA header placed() reports */
-    struct plx_ofi_desc d;      /* READ: what to read */
-    void *dst;                  /* READ: where */
-    size_t fit;                 /* READ: bytes to read */
-    uint64_t *result;           /* RMA atomic: where the old value goes */
-    uint64_t abuf[3];           /* RMA atomic: operand, compare, old value */
-};
-
-/* A cached registration of [lo, hi). */
-struct plx_ofi_mrc {
-    struct plx_list link;       /* most recently used first */
-    uintptr_t lo, hi;
-    struct fid_mr *mr;
-    void *desc;
-    uint64_t key;
-    int refs;
-};
-
-/* An answer or BYE waiting for room. */
-struct plx_ofi_ctl {
-    struct plx_list link;
-    int lpid;
-    struct plx_hdr h;
-    uint64_t pl[4];             /* a region query's answer */
-    int npl;
-};
-
-/* Offset addressing (providers without FI_MR_VIRT_ADDR: tcp;ofi_rxm,
- * sockets). The router passes a target's virtual address and key; the
- * provider wants an offset into the region. The first operation on a key
- * asks the target (RMA|F_TRANSPORT, sreq = key) for the region's base,
- * length and provider key (RMA_ANS|F_TRANSPORT, payload: found, provider
- * key, base, length); the origin keeps them per peer, so every later
- * operation on that region is native, and checks its range itself (an
- * access outside the region completes with PLX_ERR_RANGE, never reaching
- * the provider). Operations wait, in issue order, until their key is known. */
-struct plx_ofi_rreg {
-    uint64_t key, pkey, base, len;
-    int state;                  /* 0 asked, 1 known, -1 no such region there */
-};
-enum { PLX_OFI_R_PUT = 1, PLX_OFI_R_GET, PLX_OFI_R_ATOMIC };
-struct plx_ofi_rpend {
-    struct plx_list link;
-    int kind, aop;
-    void *local;
-    size_t len;
-    uint64_t raddr, rkey, operand, compare;
-    uint64_t *result;
-    struct plx_tp_comp *comp;
-};
-/* A region registered here, for the queries. */
-struct plx_ofi_lreg {
-    uint64_t key, pkey;
-    uint64_t base, len;
-};
-
-struct plx_ofi_flush {
-    struct plx_list link;
-    struct plx_tp_comp *comp;
-};
-
-/* A packet to this process itself (delivered from the poll). */
-struct plx_ofi_self {
-    struct plx_list link;
-    struct plx_hdr h;
-    const void *zc;             /* zero copy: the sender's bytes */
-    struct plx_tp_comp *comp;
-    char payload[];
-};
-
-struct plx_ofi_peer {
-    int8_t state;               /* 0 card not read, 1 reached, -1 not reached */
-    uint8_t in_av, sent, heard, bye_in;
-    int rma_out;                /* native remote-memory operations not yet complete */
-    uint64_t st_rma_ops, st_rma_bytes;  /* PLEXUS_STATS: native operations issued to it, bytes moved */
-    struct plx_list flushes;    /* struct plx_ofi_flush waiting for rma_out to reach 0 */
-    struct plx_ofi_rreg *rr;    /* offset addressing: its regions learned so far */
-    int nrr, caprr;
-    struct plx_list rpend;      /* offset addressing: operations waiting for their region's base */
-    uint64_t st_queries;        /* PLEXUS_STATS: regions asked of it */
-    fi_addr_t addr;
-    char *abuf;                 /* its raw address, until inserted */
-    size_t alen;
-};
-
-static struct {
-    int wanted, early_ok, open;
-    char why[256];              /* why it could not open */
-    char prov[64];              /* provider name as libfabric spells it */
-    struct fi_info *info;
-    struct fid_fabric *fabric;
-    struct fid_domain *domain;
-    struct fid_av *av;
-    struct fid_cq *cq;
-    struct fid_ep *ep;
-    int cq_fd;                  /* the CQ's wait fd, or -1 */
-    int busy_fd;                /* always readable: a wait keeps polling */
-    uint64_t mr_mode;
-    int rma, atomic, tagged;
-    int rma_native;             /* PLX_TP_RMA: our keys (not the provider's) */
-    int rma_offset;             /* ... addressed by offset into the region: bases asked of the target */
-    struct plx_ofi_lreg *lreg;  /* offset addressing: regions registered here */
-    int nlreg, caplreg;
-    int nrpend;                 /* operations waiting for a base, all peers */
-    size_t inject_max;          /* bytes fi_inject takes (prefix included) */
-    size_t pkt_max;             /* prefix + header + payload of one message */
-    size_t eager_max, credit;
-    int mrc_on;
-    uint64_t next_key;
-    struct plx_tp_iface ifc;
-    const struct plx_tp_upcalls *up;
-    struct plx_ofi_peer *peers;
-    char *rxbufs, *txbufs;
-    struct fid_mr *rx_mr, *tx_mr;
-    struct plx_ofi_op rx_ops[PLX_OFI_NRX];
-    struct plx_ofi_op *tx_ops;
-    struct plx_list tx_free;
-    int tx_busy;                /* bounce buffers in flight */
-    struct plx_list op_free;    /* READ/ZC/RMA contexts */
-    struct plx_list reads;      /* READs that got EAGAIN */
-    struct plx_list ctlq;       /* answers waiting for room */
-    struct plx_list selfq;
-    struct plx_list rma_now;    /* flushes with nothing to wait for: completed by the poll */
-    struct plx_list mrc;        /* cached registrations */
-    int nmrc_idle;
-    uint64_t nread_bytes, nreads;
-} plx_ofi = { .cq_fd = -1, .busy_fd = -1 };
+struct plx_ofi_state plx_ofi = { .cq_fd = -1, .busy_fd = -1 };
 
 static const struct plx_tp_ops plx_ofi_ops;
 
@@ -507,7 +336,7 @@ static int plx_ofi_mr_reg_at(void *addr, size_t len, uint64_t access, uint64_t k
 
 /* Registration addressed by offset from 0 where the provider does not use
  * virtual addresses (rendezvous pieces carry their offset). */
-static int plx_ofi_mr_reg(void *addr, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr)
+int plx_ofi_mr_reg(void *addr, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr)
 {
     return plx_ofi_mr_reg_at(addr, len, access, key, 0, mr);
 }
@@ -515,7 +344,7 @@ static int plx_ofi_mr_reg(void *addr, size_t len, uint64_t access, uint64_t key,
 /* Our keys for rendezvous and bounce buffers (without FI_MR_PROV_KEY):
  * bit 63 set, so that they never meet the router's keys of remote memory
  * (a generation and a slot, below 2^63), which mem_register requests. */
-static uint64_t plx_ofi_key_next(void)
+uint64_t plx_ofi_key_next(void)
 {
     return (1ull << 63) | ++plx_ofi.next_key;
 }
@@ -764,7 +593,7 @@ static int plx_ofi_reaches(struct plx_tp_iface *ifc, int lpid)
 }
 
 /* The peer's address in the address vector; 0 or -1. */
-static int plx_ofi_addr(int lpid, fi_addr_t *out)
+int plx_ofi_addr(int lpid, fi_addr_t *out)
 {
     struct plx_ofi_peer *p = plx_ofi_peer(lpid);
     if (plx_likely(p->in_av)) {
@@ -884,8 +713,21 @@ static plx_status_t plx_ofi_post(int lpid, const struct plx_hdr *h, const struct
     size_t total = sizeof(struct plx_ofi_pfx) + sizeof *h + plen;
     if (plx_unlikely(total > plx_ofi.pkt_max))
         return PLX_ERR_ARG;
-    struct plx_ofi_pfx pfx = { .lpid = plx_procs.my_lpid, .magic = PLX_OFI_MAGIC };
     struct plx_ofi_peer *p = &plx_ofi.peers[lpid];
+    struct plx_ofi_pfx pfx = { .lpid = plx_procs.my_lpid, .magic = PLX_OFI_MAGIC, .seq = p->tx_seq,
+                               .ack = p->ring_taken };
+    if (p->fout && !delivered) {
+        /* the fast path; without room there, send/recv (the number keeps the order) */
+        plx_status_t st = plx_ofi_fp_send(lpid, &pfx, h, iov, iovcnt, plen);
+        if (st != PLX_ERR_UNSUPPORTED) {
+            if (st == PLX_OK) {
+                p->tx_seq++;
+                p->ack_sent = pfx.ack;
+                p->sent = 1;
+            }
+            return st;
+        }
+    }
     if (total <= plx_ofi.inject_max && !delivered) {
         char buf[total];
         memcpy(buf, &pfx, sizeof pfx);
@@ -897,6 +739,8 @@ static plx_status_t plx_ofi_post(int lpid, const struct plx_hdr *h, const struct
         }
         ssize_t rc = fi_inject(plx_ofi.ep, buf, total, dest);
         if (rc == 0) {
+            p->tx_seq++;
+            p->ack_sent = pfx.ack;
             p->sent = 1;
             return PLX_OK;
         }
@@ -934,6 +778,8 @@ static plx_status_t plx_ofi_post(int lpid, const struct plx_hdr *h, const struct
     op->lpid = lpid;
     plx_list_remove(&op->link);
     plx_ofi.tx_busy++;
+    p->tx_seq++;
+    p->ack_sent = pfx.ack;
     p->sent = 1;
     return PLX_OK;
 }
@@ -1020,7 +866,7 @@ static plx_status_t plx_ofi_ctl_post(const struct plx_ofi_ctl *c)
 
 /* A transport-private control packet with npl payload words, queued when
  * there is no room. */
-static void plx_ofi_ctl_pl(int lpid, uint8_t type, uint64_t cookie, const uint64_t *pl, int npl)
+void plx_ofi_ctl_pl(int lpid, uint8_t type, uint64_t cookie, const uint64_t *pl, int npl)
 {
     struct plx_ofi_ctl c = { .lpid = lpid, .npl = npl,
                              .h = { .type = type, .flags = PLX_PKT_F_TRANSPORT, .sreq = cookie } };
@@ -1111,7 +957,7 @@ static void plx_ofi_read_start(int lpid, const struct plx_hdr *w, const struct p
         plx_list_push_back(&plx_ofi.reads, &op->link);
 }
 
-static void plx_ofi_deliver(int lpid, const struct plx_hdr *h, const void *payload)
+void plx_ofi_deliver(int lpid, const struct plx_hdr *h, const void *payload)
 {
     struct plx_ofi_peer *p = &plx_ofi.peers[lpid];
     p->heard = 1;
@@ -1131,6 +977,8 @@ static void plx_ofi_deliver(int lpid, const struct plx_hdr *h, const void *paylo
         plx_tp_comp_done(c, PLX_OK);
     } else if (h->type == PLX_PKT_PING) {
         p->bye_in = 1;
+    } else if (h->type == PLX_PKT_CTS || h->type == PLX_PKT_CREDIT) {
+        plx_ofi_fp_ctl(lpid, h, payload);
     } else if (h->type == PLX_PKT_RMA) {
         plx_ofi_region_query(lpid, h->sreq);
     } else if (h->type == PLX_PKT_RMA_ANS && h->len == 4 * sizeof(uint64_t)) {
@@ -1209,6 +1057,10 @@ static void plx_ofi_cq_error(void)
         plx_warn("ofi: remote-memory operation on rank %d: %s", op->lpid, why);
         plx_ofi_rma_done(op, PLX_ERR_IO);
         break;
+    case PLX_OFI_OP_FPW:
+        plx_ofi_fp_write_done(op, 0);
+        plx_ofi.up->link_failed(&plx_ofi.ifc, op->lpid, why, 0);
+        break;
     default:
         break;
     }
@@ -1242,7 +1094,7 @@ static int plx_ofi_poll(void)
                 if (ev[i].len >= sizeof *pfx + sizeof *h && pfx->magic == PLX_OFI_MAGIC && pfx->lpid >= 0 &&
                     pfx->lpid < plx_procs.n && h->type < PLX_PKT_TYPE_MAX &&
                     sizeof *pfx + sizeof *h + h->len <= ev[i].len)
-                    plx_ofi_deliver(pfx->lpid, h, h + 1);
+                    plx_ofi_fp_rx(pfx->lpid, pfx, h, h->len);
                 else
                     plx_warn("ofi: dropped a malformed message of %zu bytes", (size_t)ev[i].len);
                 plx_ofi_repost(op);
@@ -1258,6 +1110,9 @@ static int plx_ofi_poll(void)
             case PLX_OFI_OP_RMA:
                 plx_ofi_rma_done(op, PLX_OK);
                 break;
+            case PLX_OFI_OP_FPW:
+                plx_ofi_fp_write_done(op, 1);
+                break;
             default:
                 break;
             }
@@ -1266,6 +1121,10 @@ static int plx_ofi_poll(void)
         if (n < PLX_OFI_CQ_BATCH)
             break;
     }
+    /* after the completion queue: reading it is what lands a software
+     * provider's writes into the rings */
+    if (plx_ofi.fp_nin)
+        work += plx_ofi_fp_poll();
     while (plx_unlikely(!plx_list_empty(&plx_ofi.rma_now))) {
         struct plx_ofi_op *op = plx_list_entry(plx_ofi.rma_now.next, struct plx_ofi_op, link);
         plx_list_remove(&op->link);
@@ -1297,7 +1156,7 @@ static int plx_ofi_poll(void)
 static int plx_ofi_sleep_prepare(void)
 {
     if (!plx_list_empty(&plx_ofi.selfq) || !plx_list_empty(&plx_ofi.reads) || !plx_list_empty(&plx_ofi.ctlq) ||
-        plx_ofi.nrpend)
+        plx_ofi.nrpend || plx_ofi_fp_pending())
         return plx_ofi.busy_fd >= 0 ? plx_ofi.busy_fd : -1;
     if (plx_ofi.cq_fd >= 0) {
         struct fid *f = &plx_ofi.cq->fid;
@@ -1707,6 +1566,7 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
     for (int l = 0; l < plx_procs.n; l++) {
         plx_list_init(&plx_ofi.peers[l].flushes);
         plx_list_init(&plx_ofi.peers[l].rpend);
+        plx_list_init(&plx_ofi.peers[l].rx_early);
     }
     /* Native remote memory needs our keys (the router's key must name the
      * region on every channel). With FI_MR_VIRT_ADDR (shm here) the router's
@@ -1732,9 +1592,9 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
     snprintf(ifc->name, sizeof ifc->name, "ofi");
     const char *dom = plx_ofi.info->domain_attr->name ? plx_ofi.info->domain_attr->name : "";
     snprintf(ifc->detail, sizeof ifc->detail, "%.30s %.30s", plx_ofi.prov, dom);
-    unsigned flags = PLX_TP_RELIABLE;
-    if ((plx_ofi.info->tx_attr->msg_order & FI_ORDER_SAS) && (plx_ofi.info->rx_attr->msg_order & FI_ORDER_SAS))
-        flags |= PLX_TP_ORDERED;
+    /* ordered whatever the provider says: every packet to a peer is numbered
+     * and the receiver delivers them in that order (fastpath.c) */
+    unsigned flags = PLX_TP_RELIABLE | PLX_TP_ORDERED;
     if (plx_ofi.rma)
         flags |= PLX_TP_ZCOPY;
     if (plx_ofi.rma_native)
@@ -1753,6 +1613,7 @@ static plx_status_t plx_ofi_open(const struct plx_tp_upcalls *up, int needed, st
     ifcs[0] = ifc;
     *nifc = 1;
     plx_ofi.open = 1;
+    plx_ofi_fp_open();
     plx_debug(1, "ofi: provider %s, domain %s; mr_mode 0x%llx, inject %zu bytes, eager up to %zu bytes, "
               "%s, %s; rendezvous %s; registration cache %s; completion wait: %s", plx_ofi.prov,
               plx_ofi.info->domain_attr->name ? plx_ofi.info->domain_attr->name : "?",
@@ -1779,7 +1640,7 @@ static void plx_ofi_goodbye(void)
     double end = plx_util_now() + PLX_OFI_BYE_TIMEOUT;
     for (;;) {
         plx_ofi_poll();
-        int waiting = plx_ofi.tx_busy > 0 || !plx_list_empty(&plx_ofi.ctlq);
+        int waiting = plx_ofi.tx_busy > 0 || plx_ofi.fp_wbusy > 0 || !plx_list_empty(&plx_ofi.ctlq);
         for (int l = 0; l < n && !waiting; l++) {
             struct plx_ofi_peer *p = &plx_ofi.peers[l];
             if (l == me)
@@ -1814,6 +1675,7 @@ static void plx_ofi_finalize(void)
         plx_debug(1, "ofi: %llu rendezvous reads, %llu bytes", (unsigned long long)plx_ofi.nreads,
                   (unsigned long long)plx_ofi.nread_bytes);
     }
+    plx_ofi_fp_finalize();      /* its lines, then its rings closed before the domain */
     plx_ofi_close_all();
     if (plx_ofi.info)
         fi_freeinfo(plx_ofi.info);
