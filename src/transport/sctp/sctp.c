@@ -43,8 +43,10 @@
  * Thread rules: see sctp_impl.h.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -950,6 +952,78 @@ static void plx_sctp_init_early(void)
         plx_debug(1, "sctp: business card %s", card);
 }
 
+/* --- where the threads run, and how a wait waits ------------------------------------------ */
+
+/* Every packet in or out of usrsctp passes through one of its threads (the
+ * UDP receive thread, created in usrsctp_init with the rank's CPU set): a
+ * message between two ranks is a hand-off from the sender's rank thread to
+ * the receiver's usrsctp thread to the receiver's rank thread. With the
+ * rank bound to one CPU (our mpiexec's default) and spinning in its waits,
+ * the usrsctp thread that must run next shares that CPU and runs only when
+ * the scheduler takes the CPU from the spinning rank: ~33 us a small
+ * message on loopback. Sleeping at once without the binding lets the
+ * scheduler wake each thread where the previous one ran: ~13 us (usrsctp
+ * alone: 9-14 us). Bound and sleeping (~33-45 us) or unbound and spinning
+ * (27-50 us, erratic) gain little; session 8's note of issue 13 has the
+ * figures. So when SCTP carries all of this rank's traffic, the rank lets
+ * go of a binding that our mpiexec made by default (PLEXUS_MPIEXEC_CPUS;
+ * an explicit PLEXUS_BIND=core, or another launcher's binding, is kept)
+ * and its waits sleep on the eventfd at once, unless PLEXUS_SPIN_COUNT or
+ * PLEXUS_YIELD_COUNT is set. Not when shared memory or TCP carries some of
+ * its traffic: their waits want the spin. */
+static int plx_sctp_carries_all(void)
+{
+    return plx_config.transports[0] && !plx_route_enabled("tcp") && !plx_route_enabled("ofi") &&
+           (!plx_route_enabled("shm") || plx_procs.nlocal == 1);
+}
+
+/* Widens every thread of the process (the rank's, usrsctp's, any other)
+ * to the CPUs of PLEXUS_MPIEXEC_CPUS; how many it widened. */
+static int plx_sctp_unbind(void)
+{
+    const char *list = getenv("PLEXUS_MPIEXEC_CPUS");
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (const char *p = list; p && *p;) {
+        char *end;
+        long c = strtol(p, &end, 10);
+        if (end == p || c < 0 || c >= CPU_SETSIZE)
+            return 0;           /* not ours: leave the binding alone */
+        CPU_SET((int)c, &set);
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return 0;
+    }
+    if (CPU_COUNT(&set) < 2)
+        return 0;
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int tid = atoi(e->d_name);
+        if (tid > 0 && sched_setaffinity(tid, sizeof set, &set) == 0)
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void plx_sctp_placement(void)
+{
+    if (!plx_sctp_carries_all())
+        return;
+    int n = plx_sctp_unbind();
+    int spin = !getenv("PLEXUS_SPIN_COUNT"), yield = !getenv("PLEXUS_YIELD_COUNT");
+    if (spin)
+        plx_config.spin_count = 0;
+    if (yield)
+        plx_config.yield_count = 0;
+    plx_debug(1, "sctp: carries all traffic: %s%s", n ? "threads unbound (PLEXUS_MPIEXEC_CPUS), " : "",
+              spin || yield ? "waits sleep at once" : "waits as PLEXUS_SPIN_COUNT/PLEXUS_YIELD_COUNT say");
+}
+
 static void plx_sctp_finalize(void);
 static const struct plx_tp_ops plx_sctp_ops;
 
@@ -1013,6 +1087,7 @@ static plx_status_t plx_sctp_open(const struct plx_tp_upcalls *up, int needed, s
         .bw_class = 1,
     };
     plx_sctp.initialized = 1;
+    plx_sctp_placement();
     ifcs[0] = ifc;
     *nifc = 1;
     plx_debug(1, "sctp: UDP port %u, %u streams, fragments of %zu bytes, eager up to %zu bytes, path MTU %u "
