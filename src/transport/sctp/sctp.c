@@ -960,17 +960,21 @@ static void plx_sctp_init_early(void)
  * the receiver's usrsctp thread to the receiver's rank thread. With the
  * rank bound to one CPU (our mpiexec's default) and spinning in its waits,
  * the usrsctp thread that must run next shares that CPU and runs only when
- * the scheduler takes the CPU from the spinning rank: ~33 us a small
- * message on loopback. Sleeping at once without the binding lets the
- * scheduler wake each thread where the previous one ran: ~13 us (usrsctp
- * alone: 9-14 us). Bound and sleeping (~33-45 us) or unbound and spinning
- * (27-50 us, erratic) gain little; session 8's note of issue 13 has the
- * figures. So when SCTP carries all of this rank's traffic, the rank lets
- * go of a binding that our mpiexec made by default (PLEXUS_MPIEXEC_CPUS;
- * an explicit PLEXUS_BIND=core, or another launcher's binding, is kept)
- * and its waits sleep on the eventfd at once, unless PLEXUS_SPIN_COUNT or
- * PLEXUS_YIELD_COUNT is set. Not when shared memory or TCP carries some of
- * its traffic: their waits want the spin. */
+ * the scheduler takes the CPU from the spinning rank: ~35 us a small
+ * message on loopback. Unbound and with short waits before sleeping, the
+ * scheduler wakes each thread where the previous one ran: ~14-16 us
+ * (usrsctp alone: 9-14 us). Bound but sleeping at once (~33-45 us), or
+ * unbound with the full spin (27-50 us, erratic), gain little; session 8's
+ * note of issue 13 has the figures. So when SCTP carries all of this
+ * rank's traffic, the rank lets go of a binding that our mpiexec made by
+ * default (PLEXUS_MPIEXEC_CPUS; an explicit PLEXUS_BIND=core, or another
+ * launcher's binding, is kept), and a wait stops spinning after the
+ * engine's first check (plx_sctp_cpu_shared: it then yields
+ * PLEXUS_YIELD_COUNT times and sleeps on the eventfd) unless the user set
+ * PLEXUS_SPIN_COUNT. Not when shared
+ * memory or TCP carries some of its traffic: their waits want the spin.
+ * (Collectives within a node use their own shared segment and spin as
+ * before.) */
 static int plx_sctp_carries_all(void)
 {
     return plx_config.transports[0] && !plx_route_enabled("tcp") && !plx_route_enabled("ofi") &&
@@ -1015,13 +1019,17 @@ static void plx_sctp_placement(void)
     if (!plx_sctp_carries_all())
         return;
     int n = plx_sctp_unbind();
-    int spin = !getenv("PLEXUS_SPIN_COUNT"), yield = !getenv("PLEXUS_YIELD_COUNT");
-    if (spin)
-        plx_config.spin_count = 0;
-    if (yield)
-        plx_config.yield_count = 0;
-    plx_debug(1, "sctp: carries all traffic: %s%s", n ? "threads unbound (PLEXUS_MPIEXEC_CPUS), " : "",
-              spin || yield ? "waits sleep at once" : "waits as PLEXUS_SPIN_COUNT/PLEXUS_YIELD_COUNT say");
+    plx_sctp.spin_useless = !getenv("PLEXUS_SPIN_COUNT");
+    plx_debug(1, "sctp: carries all traffic: %s%s", n ? "threads unbound, " : "",
+              plx_sctp.spin_useless ? "waits stop spinning early" : "waits spin PLEXUS_SPIN_COUNT times");
+}
+
+/* The progress engine asks after a stretch of idle polls whether spinning
+ * on can help (transport.h); here it cannot: what we wait for comes through
+ * usrsctp's thread, which needs a CPU. */
+static int plx_sctp_cpu_shared(void)
+{
+    return plx_sctp.spin_useless;
 }
 
 static void plx_sctp_finalize(void);
@@ -1295,5 +1303,6 @@ const struct plx_tp_component plx_sctp_component = {
     .open = plx_sctp_open,
     .poll = plx_sctp_poll,
     .sleep_prepare = plx_sctp_sleep_prepare,
+    .cpu_shared = plx_sctp_cpu_shared,
     .finalize = plx_sctp_finalize,
 };
