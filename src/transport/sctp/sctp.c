@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include "core/config.h"
@@ -745,6 +746,44 @@ static int plx_sctp_udp_port_taken(int port)
     return taken;
 }
 
+/* usrsctp gives its UDP encapsulation socket a receive buffer of 128 KiB
+ * (SB_RAW), a handful of 16 KiB packets: whenever its receive thread waits
+ * for a CPU, a burst within the peer's window (PLEXUS_SCTP_SOCKBUF) overflows
+ * it, the kernel drops datagrams (RcvbufErrors in /proc/net/snmp) and the
+ * sender retransmits, at worst after an RTO of 100 ms or more. Measured on
+ * loopback (session 8): a 1 MiB ping-pong had 30-60 DATA chunks
+ * retransmitted and 1-3 timeouts in 50 round trips. So the socket's buffer
+ * is raised to the window: SO_RCVBUF (capped by net.core.rmem_max), then
+ * SO_RCVBUFFORCE where allowed. The socket is found among our descriptors
+ * by its port. Returns the buffer the kernel then reports, or 0. */
+static int plx_sctp_udp_rcvbuf(int port)
+{
+    int want = (int)PLX_MIN(plx_config.sctp_sockbuf, (size_t)1 << 30), got = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int fd = atoi(e->d_name), type = 0;
+        struct sockaddr_in sin;
+        socklen_t sl = sizeof sin, tl = sizeof type;
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(d) ||
+            getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_DGRAM ||
+            getsockname(fd, (struct sockaddr *)&sin, &sl) != 0 || sin.sin_family != AF_INET ||
+            ntohs(sin.sin_port) != port)
+            continue;
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof want);
+        socklen_t gl = sizeof got;
+        if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &gl) == 0 && got < want)
+            (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof want);
+        gl = sizeof got;
+        (void)getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &gl);
+        break;
+    }
+    closedir(d);
+    return got;
+}
+
 /* This host's addresses for the card and the bind: the selected IPv4
  * addresses (PLEXUS_IFACES), and 127.0.0.1 unless it has include terms. */
 static int plx_sctp_addrs(struct plx_tcp_card *c)
@@ -826,6 +865,8 @@ static int plx_sctp_start(char *card, size_t cardlen)
         return -1;
     }
     plx_sctp.udp_port = (uint16_t)port;
+    int rcvbuf = plx_sctp_udp_rcvbuf(port);
+    plx_debug(1, "sctp: UDP port %d: receive buffer %d bytes", port, rcvbuf);
     plx_sctp_sysctls();
     plx_sctp.so = usrsctp_socket(AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP, plx_sctp_rx_cb, plx_sctp_tx_cb,
                                  (uint32_t)(plx_config.sctp_sockbuf / 4), NULL);
