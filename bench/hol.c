@@ -4,7 +4,7 @@
  * an idle link. Over one TCP connection the pings queue behind the bulk
  * data; SCTP carries them on another stream.
  *
- *   hol [-s BYTES_OF_BULK] [-n PINGS_IDLE] [-r ROUNDS]
+ *   hol [-s BYTES_OF_BULK (K, M, G suffixes)] [-n PINGS_IDLE] [-r ROUNDS]
  *
  * Output (rank 0), in the format of bench/util.h (bench/compare runs it
  * as benchmark "hol"): one row for the bulk size with the idle and loaded
@@ -44,8 +44,11 @@ int main(int argc, char **argv)
     size_t bulk = (size_t)64 << 20;
     int nidle = 1000, rounds = 3, opt;
     while ((opt = getopt(argc, argv, "s:n:r:")) != -1) {
-        if (opt == 's')
-            bulk = (size_t)strtoull(optarg, NULL, 0);
+        if (opt == 's') {
+            char *end;
+            bulk = (size_t)strtoull(optarg, &end, 0);
+            bulk <<= *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 : *end == 'G' ? 30 : 0;
+        }
         else if (opt == 'n')
             nidle = atoi(optarg);
         else if (opt == 'r')

@@ -758,7 +758,7 @@ static int plx_sctp_udp_port_taken(int port)
  * by its port. Returns the buffer the kernel then reports, or 0. */
 static int plx_sctp_udp_rcvbuf(int port)
 {
-    int want = (int)PLX_MIN(plx_config.sctp_sockbuf, (size_t)1 << 30), got = 0;
+    int want = (int)PLX_MIN(2 * plx_config.sctp_sockbuf, (size_t)1 << 30), got = 0;
     DIR *d = opendir("/proc/self/fd");
     if (!d)
         return 0;
