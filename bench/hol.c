@@ -4,11 +4,13 @@
  * an idle link. Over one TCP connection the pings queue behind the bulk
  * data; SCTP carries them on another stream.
  *
- *   hol [-s BYTES_OF_BULK] [-n PINGS_IDLE] [-r ROUNDS]
+ *   hol [-s BYTES_OF_BULK (K, M, G suffixes)] [-n PINGS_IDLE] [-r ROUNDS]
  *
- * Output (rank 0): idle and loaded round-trip times (median and 90th
- * percentile, microseconds), the pings that ran during the bulk transfer,
- * the bulk's throughput and the ratio loaded/idle of the medians.
+ * Output (rank 0), in the format of bench/util.h (bench/compare runs it
+ * as benchmark "hol"): one row for the bulk size with the idle and loaded
+ * round-trip times (median and 90th percentile, microseconds), the ratio
+ * loaded/idle of the medians, the pings that ran during the bulk transfer
+ * and the bulk's throughput.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -42,8 +44,11 @@ int main(int argc, char **argv)
     size_t bulk = (size_t)64 << 20;
     int nidle = 1000, rounds = 3, opt;
     while ((opt = getopt(argc, argv, "s:n:r:")) != -1) {
-        if (opt == 's')
-            bulk = (size_t)strtoull(optarg, NULL, 0);
+        if (opt == 's') {
+            char *end;
+            bulk = (size_t)strtoull(optarg, &end, 0);
+            bulk <<= *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 : *end == 'G' ? 30 : 0;
+        }
         else if (opt == 'n')
             nidle = atoi(optarg);
         else if (opt == 'r')
@@ -95,11 +100,15 @@ int main(int argc, char **argv)
         int n = nload;
         double i50 = pct(idle, nidle, 0.5), i90 = pct(idle, nidle, 0.9);
         double l50 = pct(load, n, 0.5), l90 = pct(load, n, 0.9);
-        printf("# hol: %zu-byte bulk on tag A, 8-byte ping-pong on tag B, %d rounds\n", bulk, rounds);
-        printf("idle_rtt_us median %.1f p90 %.1f (%d pings)\n", i50 * 1e6, i90 * 1e6, nidle);
-        printf("loaded_rtt_us median %.1f p90 %.1f (%d pings during the bulk)\n", l50 * 1e6, l90 * 1e6, n);
-        printf("bulk_MBps %.1f\n", (double)bulk * rounds / bulk_time / 1e6);
-        printf("ratio_median %.2f\n", l50 / i50);
+        printf("# plexus-bench: hol\n");
+        printf("# description: 8-byte ping-pong on tag B, idle and while a %zu-byte message streams on "
+               "tag A (round trips)\n", bulk);
+        printf("# ranks: %d\n", size);
+        printf("# rounds: %d; idle pings: %d\n", rounds, nidle);
+        printf("# columns: size_B idle_rtt_us loaded_rtt_us idle_p90_us loaded_p90_us ratio pings bulk_MBps\n");
+        printf("%zu %.1f %.1f %.1f %.1f %.2f %d %.1f\n", bulk, i50 * 1e6, l50 * 1e6, i90 * 1e6, l90 * 1e6,
+               n ? l50 / i50 : 0.0, n, (double)bulk * rounds / bulk_time / 1e6);
+        printf("# end\n");
     } else if (rank == 1) {
         for (int i = 0; i < 50 + nidle; i++) {
             MPI_Recv(ping, 8, MPI_BYTE, 0, TAG_B, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

@@ -127,6 +127,16 @@ BENCHMARKS: Tuple[Benchmark, ...] = (
               quick=("-m", "4K", "-i", "200", "-x", "20", "-I", "20", "-X", "2", "-d", "4"), ranks="even",
               full_oversub=("-m", "4K", "-i", "200", "-x", "20", "-I", "20", "-X", "2", "-d", "4"),
               quick_oversub=("-m", "1K", "-i", "50", "-x", "5", "-I", "5", "-X", "1", "-d", "4")),
+    # head-of-line blocking (issue 13): small messages on one tag while a large one streams on another
+    Benchmark("hol", "hol.c", "pt2pt",
+              "Head-of-line: 8-byte ping-pong on tag B while one message streams on tag A (x: its size)",
+              (Metric("loaded_rtt_us", "round trip during the bulk (median)", "us", "lower"),
+               Metric("idle_rtt_us", "round trip, idle (median)", "us", "lower"),
+               Metric("ratio", "loaded / idle", "x", "lower", plot=False),
+               Metric("pings", "pings during the bulk", "count", "higher", plot=False),
+               Metric("bulk_MBps", "bulk throughput", "MB/s", "higher", plot=False)),
+              full=("-s", "64M", "-n", "1000", "-r", "3"), quick=("-s", "16M", "-n", "300", "-r", "2"),
+              plot_groups=(("idle_rtt_us", "loaded_rtt_us"),), transports=("tcp", "sctp")),
     # collectives
     Benchmark("allreduce", "allreduce.c", "coll", "MPI_Allreduce (MPI_SUM, float)", COLL,
               full=COLL_FULL, quick=COLL_QUICK, ranks="many",

@@ -155,8 +155,9 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_SCTP_CONNECT_TIMEOUT", PLX_SET_INT, "30", sctp_connect_timeout,
             "Seconds an SCTP association (INIT and the HELLO handshake) may take before the peer counts as "
             "unreachable; also how long an accepted association may stay silent before it is aborted"),
-    PLX_SET("PLEXUS_SCTP_SOCKBUF", PLX_SET_SIZE, "4M", sctp_sockbuf,
-            "usrsctp send and receive buffer of the SCTP socket"),
+    PLX_SET("PLEXUS_SCTP_SOCKBUF", PLX_SET_SIZE, "256K", sctp_sockbuf,
+            "usrsctp send and receive buffer of the SCTP socket (the receive window: data in flight, which a "
+            "small message on another stream queues behind; 4M ran loopback at a third of the speed)"),
     PLX_SET("PLEXUS_SCTP_ASSOC_RETRANS", PLX_SET_INT, "10", sctp_assoc_retrans,
             "Retransmissions in a row over all paths after which an SCTP association is given up (each path "
             "is given up after 2; RTO 100..500 ms)"),

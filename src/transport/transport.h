@@ -250,7 +250,9 @@ struct plx_tp_component {
      * or -1; sleep_done after the sleep. Optional. */
     int (*sleep_prepare)(void);
     void (*sleep_done)(void);
-    /* Optional: 1 when a process it reaches last ran on our CPU. */
+    /* Optional: 1 when a process it reaches last ran on our CPU, or (sctp)
+     * when what a wait waits for must first pass through another thread:
+     * the wait then stops spinning (progress.c). */
     int (*cpu_shared)(void);
     void (*finalize)(void);
     /* Processes of other jobs (spawn, connect/accept, join), optional; a

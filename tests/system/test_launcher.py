@@ -578,3 +578,13 @@ def test_binding(mpiexec, launch, marker):
     job = launch([mpiexec, "-n", "2", "true"], env={"PLEXUS_BIND": "socket"})
     assert job.proc.returncode == 2
     assert "PLEXUS_BIND must be 'core' or 'none'" in job.stderr
+    # a rank bound by default is told the CPUs it was bound from (the SCTP transport
+    # gives the binding up); one bound because the user asked, or unbound, is not
+    show_from = 'echo "r=$PMI_RANK ${PLEXUS_MPIEXEC_CPUS:-unset}"'
+    job = launch([mpiexec, "-n", str(n), "sh", "-c", show_from, marker])
+    assert job.proc.returncode == 0, job.stderr
+    assert all(c == mine for c in _allowed_cpus(job.stdout).values()), job.stdout
+    for env in ({"PLEXUS_BIND": "core"}, {"PLEXUS_BIND": "none"}):
+        job = launch([mpiexec, "-n", str(n), "sh", "-c", show_from, marker], env=env)
+        assert job.proc.returncode == 0, job.stderr
+        assert sorted(lines(job.stdout)) == sorted("r=%d unset" % r for r in range(n)), (env, job.stdout)

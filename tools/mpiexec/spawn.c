@@ -12,7 +12,10 @@
  * those CPUs, as Open MPI does for small jobs. Unbound ranks start wherever
  * the scheduler puts them, often two on one CPU until it moves one, and a
  * ping-pong then runs at a fraction of its speed for its first
- * milliseconds. "none" leaves placement to the scheduler.
+ * milliseconds. "none" leaves placement to the scheduler. A rank bound by
+ * default (PLEXUS_BIND unset) is told the CPUs it was bound from, in
+ * PLEXUS_MPIEXEC_CPUS ("0,1"): the SCTP transport gives the binding up
+ * when its own threads must share the rank's CPU (src/transport/sctp/sctp.c).
  */
 #include "spawn.h"
 
@@ -75,6 +78,15 @@ static void plx_spawn_bind(const struct plx_spawn_desc *d)
         if (!CPU_ISSET(cpu, &allowed))
             continue;
         if (seen++ == d->local_rank) {
+            if (how == NULL) {
+                char list[2048];
+                size_t l = 0;
+                for (int c = 0; c < CPU_SETSIZE && l < sizeof list; c++)
+                    if (CPU_ISSET(c, &allowed))
+                        l += (size_t)snprintf(list + l, sizeof list - l, "%s%d", l ? "," : "", c);
+                if (l < sizeof list)        /* else too many to say: the rank stays bound */
+                    setenv("PLEXUS_MPIEXEC_CPUS", list, 1);
+            }
             cpu_set_t one;
             CPU_ZERO(&one);
             CPU_SET(cpu, &one);

@@ -43,13 +43,16 @@
  * Thread rules: see sctp_impl.h.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include "core/config.h"
@@ -743,6 +746,44 @@ static int plx_sctp_udp_port_taken(int port)
     return taken;
 }
 
+/* usrsctp gives its UDP encapsulation socket a receive buffer of 128 KiB
+ * (SB_RAW), a handful of 16 KiB packets: whenever its receive thread waits
+ * for a CPU, a burst within the peer's window (PLEXUS_SCTP_SOCKBUF) overflows
+ * it, the kernel drops datagrams (RcvbufErrors in /proc/net/snmp) and the
+ * sender retransmits, at worst after an RTO of 100 ms or more. Measured on
+ * loopback (session 8): a 1 MiB ping-pong had 30-60 DATA chunks
+ * retransmitted and 1-3 timeouts in 50 round trips. So the socket's buffer
+ * is raised to the window: SO_RCVBUF (capped by net.core.rmem_max), then
+ * SO_RCVBUFFORCE where allowed. The socket is found among our descriptors
+ * by its port. Returns the buffer the kernel then reports, or 0. */
+static int plx_sctp_udp_rcvbuf(int port)
+{
+    int want = (int)PLX_MIN(2 * plx_config.sctp_sockbuf, (size_t)1 << 30), got = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int fd = atoi(e->d_name), type = 0;
+        struct sockaddr_in sin;
+        socklen_t sl = sizeof sin, tl = sizeof type;
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(d) ||
+            getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_DGRAM ||
+            getsockname(fd, (struct sockaddr *)&sin, &sl) != 0 || sin.sin_family != AF_INET ||
+            ntohs(sin.sin_port) != port)
+            continue;
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof want);
+        socklen_t gl = sizeof got;
+        if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &gl) == 0 && got < want)
+            (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof want);
+        gl = sizeof got;
+        (void)getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &gl);
+        break;
+    }
+    closedir(d);
+    return got;
+}
+
 /* This host's addresses for the card and the bind: the selected IPv4
  * addresses (PLEXUS_IFACES), and 127.0.0.1 unless it has include terms. */
 static int plx_sctp_addrs(struct plx_tcp_card *c)
@@ -824,6 +865,8 @@ static int plx_sctp_start(char *card, size_t cardlen)
         return -1;
     }
     plx_sctp.udp_port = (uint16_t)port;
+    int rcvbuf = plx_sctp_udp_rcvbuf(port);
+    plx_debug(1, "sctp: UDP port %d: receive buffer %d bytes", port, rcvbuf);
     plx_sctp_sysctls();
     plx_sctp.so = usrsctp_socket(AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP, plx_sctp_rx_cb, plx_sctp_tx_cb,
                                  (uint32_t)(plx_config.sctp_sockbuf / 4), NULL);
@@ -950,6 +993,86 @@ static void plx_sctp_init_early(void)
         plx_debug(1, "sctp: business card %s", card);
 }
 
+/* --- where the threads run, and how a wait waits ------------------------------------------ */
+
+/* Every packet in or out of usrsctp passes through one of its threads (the
+ * UDP receive thread, created in usrsctp_init with the rank's CPU set): a
+ * message between two ranks is a hand-off from the sender's rank thread to
+ * the receiver's usrsctp thread to the receiver's rank thread. With the
+ * rank bound to one CPU (our mpiexec's default) and spinning in its waits,
+ * the usrsctp thread that must run next shares that CPU and runs only when
+ * the scheduler takes the CPU from the spinning rank: ~35 us a small
+ * message on loopback. Unbound and with short waits before sleeping, the
+ * scheduler wakes each thread where the previous one ran: ~14-16 us
+ * (usrsctp alone: 9-14 us). Bound but sleeping at once (~33-45 us), or
+ * unbound with the full spin (27-50 us, erratic), gain little; session 8's
+ * note of issue 13 has the figures. So when SCTP carries all of this
+ * rank's traffic, the rank lets go of a binding that our mpiexec made by
+ * default (PLEXUS_MPIEXEC_CPUS; an explicit PLEXUS_BIND=core, or another
+ * launcher's binding, is kept), and a wait stops spinning after the
+ * engine's first check (plx_sctp_cpu_shared: it then yields
+ * PLEXUS_YIELD_COUNT times and sleeps on the eventfd) unless the user set
+ * PLEXUS_SPIN_COUNT. Not when shared
+ * memory or TCP carries some of its traffic: their waits want the spin.
+ * (Collectives within a node use their own shared segment and spin as
+ * before.) */
+static int plx_sctp_carries_all(void)
+{
+    return plx_config.transports[0] && !plx_route_enabled("tcp") && !plx_route_enabled("ofi") &&
+           (!plx_route_enabled("shm") || plx_procs.nlocal == 1);
+}
+
+/* Widens every thread of the process (the rank's, usrsctp's, any other)
+ * to the CPUs of PLEXUS_MPIEXEC_CPUS; how many it widened. */
+static int plx_sctp_unbind(void)
+{
+    const char *list = getenv("PLEXUS_MPIEXEC_CPUS");
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (const char *p = list; p && *p;) {
+        char *end;
+        long c = strtol(p, &end, 10);
+        if (end == p || c < 0 || c >= CPU_SETSIZE)
+            return 0;           /* not ours: leave the binding alone */
+        CPU_SET((int)c, &set);
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return 0;
+    }
+    if (CPU_COUNT(&set) < 2)
+        return 0;
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int tid = atoi(e->d_name);
+        if (tid > 0 && sched_setaffinity(tid, sizeof set, &set) == 0)
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void plx_sctp_placement(void)
+{
+    if (!plx_sctp_carries_all())
+        return;
+    int n = plx_sctp_unbind();
+    plx_sctp.spin_useless = !getenv("PLEXUS_SPIN_COUNT");
+    plx_debug(1, "sctp: carries all traffic: %s%s", n ? "threads unbound, " : "",
+              plx_sctp.spin_useless ? "waits stop spinning early" : "waits spin PLEXUS_SPIN_COUNT times");
+}
+
+/* The progress engine asks after a stretch of idle polls whether spinning
+ * on can help (transport.h); here it cannot: what we wait for comes through
+ * usrsctp's thread, which needs a CPU. */
+static int plx_sctp_cpu_shared(void)
+{
+    return plx_sctp.spin_useless;
+}
+
 static void plx_sctp_finalize(void);
 static const struct plx_tp_ops plx_sctp_ops;
 
@@ -1013,6 +1136,7 @@ static plx_status_t plx_sctp_open(const struct plx_tp_upcalls *up, int needed, s
         .bw_class = 1,
     };
     plx_sctp.initialized = 1;
+    plx_sctp_placement();
     ifcs[0] = ifc;
     *nifc = 1;
     plx_debug(1, "sctp: UDP port %u, %u streams, fragments of %zu bytes, eager up to %zu bytes, path MTU %u "
@@ -1220,5 +1344,6 @@ const struct plx_tp_component plx_sctp_component = {
     .open = plx_sctp_open,
     .poll = plx_sctp_poll,
     .sleep_prepare = plx_sctp_sleep_prepare,
+    .cpu_shared = plx_sctp_cpu_shared,
     .finalize = plx_sctp_finalize,
 };

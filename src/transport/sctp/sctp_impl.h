@@ -101,6 +101,7 @@ struct plx_sctp_global {
     int initialized;            /* open() set it up */
     int early_ok;
     int usrsctp_up;             /* usrsctp_init was called */
+    int spin_useless;           /* it carries all traffic: a wait's spin only delays usrsctp's thread */
     char early_err[256];
     struct socket *so;
     int efd;                    /* eventfd: the callback rang */
