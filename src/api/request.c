@@ -144,8 +144,11 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
             *flag = 1;
             plx_status_empty(status);
         } else {
-            if (r->cc)
+            if (r->cc) {
                 plx_progress_poll();
+                if (r->cc)
+                    plx_progress_test_idle();
+            }
             *flag = r->cc == 0;
             if (*flag)
                 rc = plx_api_finish_slot(r, request, status, 1);
@@ -203,7 +206,8 @@ static int plx_api_anysome(int n, MPI_Request reqs[], int *index, int *outcount,
         plx_progress_wait(plx_any_done, &a);
     else if (!plx_any_done(&a)) {
         plx_progress_poll();
-        plx_any_done(&a);
+        if (!plx_any_done(&a))
+            plx_progress_test_idle();
     }
     if (flag)
         *flag = a.done >= 0;
@@ -308,6 +312,7 @@ static int plx_api_all(int n, MPI_Request reqs[], MPI_Status *statuses, int bloc
     else if (!plx_all_done(&a))
         plx_progress_poll();
     if (!plx_all_done(&a)) {
+        plx_progress_test_idle();
         *flag = 0;
         goto out;
     }
@@ -435,8 +440,11 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
             *flag = 1;
             plx_status_empty(status);
         } else {
-            if (r->cc)
+            if (r->cc) {
                 plx_progress_poll();
+                if (r->cc)
+                    plx_progress_test_idle();
+            }
             *flag = r->cc == 0;
             if (*flag && r->kind == PLX_REQ_GREQ)
                 plx_greq_query(r);

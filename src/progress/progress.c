@@ -140,6 +140,9 @@ static struct {
 static void plx_progress_wake(void);
 static int plx_progress_poll_engine(void);
 
+/* More ranks on this node than CPUs (set at init). */
+static int plx_progress_oversubscribed;
+
 static void plx_progress_sigurg(int sig)
 {
     (void)sig;
@@ -160,6 +163,7 @@ void plx_progress_init(void)
      * user chose the counts. */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (ncpu > 0 && plx_procs.nlocal > ncpu) {
+        plx_progress_oversubscribed = 1;
         if (!getenv("PLEXUS_SPIN_COUNT"))
             plx_config.spin_count = 10;
         if (!getenv("PLEXUS_YIELD_COUNT"))
@@ -174,6 +178,19 @@ int plx_progress_poll(void)
     if (plx_unlikely(plx_progress_async.on))      /* an application thread drives the engine */
         __atomic_store_n(&plx_progress_async.app_gen, plx_progress_async.app_gen + 1, __ATOMIC_RELAXED);
     return plx_progress_poll_engine();
+}
+
+/* An application loop of MPI_Test or MPI_Iprobe never reaches the yields of
+ * plx_progress_wait. With more ranks than CPUs it then holds its CPU for
+ * whole time slices while the rank it waits for waits for a CPU (mpi4py's
+ * test_p2p_obj_matched at 4 ranks on 2 CPUs: two ranks polling with
+ * MPI_Improbe, two waiting in the next call). Every 16th fruitless test
+ * yields, as Open MPI's yield_when_idle does on each one. */
+void plx_progress_test_idle(void)
+{
+    static unsigned fruitless;
+    if (plx_unlikely(plx_progress_oversubscribed) && (++fruitless & 15) == 0)
+        sched_yield();
 }
 
 static int plx_progress_poll_engine(void)
@@ -335,6 +352,13 @@ static int plx_progress_cpu_shared(void)
  * count is cut then). */
 #define PLX_PROGRESS_RNDV_SPIN_NS 1000000
 
+/* The yield phase of a wait ends after this long even if PLEXUS_YIELD_COUNT
+ * rounds are not done: a sched_yield that returns late gave a whole time
+ * slice to a rank that computes or polls (3-30 ms each measured, 4 ranks on 2
+ * CPUs), and 1000 of them (the count when ranks share CPUs) kept a waiting
+ * rank runnable for seconds, taking CPU from the ranks it waited for. */
+#define PLX_PROGRESS_YIELD_MAX_NS 1000000
+
 static uint64_t plx_progress_now_ns(void)
 {
     struct timespec ts;
@@ -348,10 +372,12 @@ void plx_progress_wait(int (*done)(void *arg), void *arg)
     int spin = plx_config.spin_count;
     int yield = spin + plx_config.yield_count;
     uint64_t rndv_since = 0;    /* while our rendezvous sends wait: when the spin began over */
+    uint64_t yield_since = 0;   /* when the yield phase began */
     while (!done(arg)) {
         if (plx_progress_poll()) {
             idle = 0;
             rndv_since = 0;
+            yield_since = 0;
             continue;
         }
         plx_lock_relax();
@@ -381,8 +407,14 @@ void plx_progress_wait(int (*done)(void *arg), void *arg)
             }
         }
         if (idle < yield) {
-            sched_yield();
-            continue;
+            uint64_t now = plx_progress_now_ns();
+            if (!yield_since)
+                yield_since = now;
+            if (now - yield_since < PLX_PROGRESS_YIELD_MAX_NS) {
+                sched_yield();
+                continue;
+            }
+            idle = yield;       /* yielded long enough: sleep */
         }
         plx_progress_sleep();
     }
