@@ -161,9 +161,6 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_SCTP_ASSOC_RETRANS", PLX_SET_INT, "10", sctp_assoc_retrans,
             "Retransmissions in a row over all paths after which an SCTP association is given up (each path "
             "is given up after 2; RTO 100..500 ms)"),
-    PLX_SET("PLEXUS_SCTP_CRC32C", PLX_SET_BOOL, "0", sctp_crc32c,
-            "usrsctp computes and checks SCTP's CRC32c in software on every packet between nodes (the UDP "
-            "checksum covers them without it; 1 cost 2x at 16-64 KiB across hosts); every rank must agree"),
     /* issue 14: the libfabric transport */
     PLX_SET("PLEXUS_OFI_PROVIDER", PLX_SET_STRING, "", ofi_provider,
             "libfabric provider of the ofi transport (e.g. tcp;ofi_rxm or tcp+ofi_rxm, shm, sockets); default: FI_PROVIDER, "

@@ -63,7 +63,6 @@ struct plx_config {
     int sctp_connect_timeout;   /* PLEXUS_SCTP_CONNECT_TIMEOUT, seconds */
     size_t sctp_sockbuf;        /* PLEXUS_SCTP_SOCKBUF */
     int sctp_assoc_retrans;     /* PLEXUS_SCTP_ASSOC_RETRANS */
-    int sctp_crc32c;            /* PLEXUS_SCTP_CRC32C */
     /* issue 14: the libfabric transport */
     char ofi_provider[64];      /* PLEXUS_OFI_PROVIDER */
     size_t ofi_eager_max;       /* PLEXUS_OFI_EAGER_MAX */

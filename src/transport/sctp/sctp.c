@@ -859,16 +859,6 @@ static int plx_sctp_start(char *card, size_t cardlen)
     }
     usrsctp_init((uint16_t)port, NULL, NULL);
     plx_sctp.usrsctp_up = 1;
-    /* SCTP's CRC32c: usrsctp skips it on loopback but computes it in
-     * software (a table loop, ~2 us per KiB here) on every packet sent and
-     * received between nodes; a 64 KiB ping-pong across two hosts spent
-     * half its time there. The packets travel in UDP, whose checksum the
-     * kernel (or the card) already computes and checks, so by default
-     * usrsctp treats the CRC as offloaded: it sends 0 and checks nothing.
-     * Every rank of a job must agree (PLEXUS_SCTP_CRC32C=1 everywhere),
-     * or the checking side drops every packet. */
-    if (!plx_config.sctp_crc32c)
-        usrsctp_enable_crc32c_offload();
     if (!plx_sctp_udp_port_taken(port)) {
         snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err,
                  "usrsctp did not open its UDP encapsulation port %d", port);
