@@ -586,8 +586,8 @@ static void plx_proxy_pmi_write(struct plx_proxy_rank *rk)
 
 static void plx_proxy_pmi_queue(struct plx_proxy_rank *rk, const uint8_t *b, size_t n)
 {
-    if (rk->proc.pmi_fd < 0)
-        return;
+    if (rk->proc.pmi_fd < 0 || n == 0)
+        return;                 /* (nothing to add: no buffer may exist yet) */
     if (rk->pmi_len + n > rk->pmi_cap) {
         size_t cap = rk->pmi_cap ? rk->pmi_cap : 4096;
         while (cap < rk->pmi_len + n)
