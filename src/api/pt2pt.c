@@ -424,10 +424,8 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
         } else {
             plx_pt2pt_iprobe(c, c->context_id, source, tag, flag, status);
             if (!*flag) {
-                plx_progress_poll();
+                plx_progress_test_poll();
                 plx_pt2pt_iprobe(c, c->context_id, source, tag, flag, status);
-                if (!*flag)
-                    plx_progress_test_idle();
             }
             int err = *flag ? MPI_SUCCESS : plx_pt2pt_probe_error(c, source, tag, status, fn);
             if (err)
@@ -476,10 +474,8 @@ static int plx_api_improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Me
     }
     struct plx_request *m = plx_pt2pt_improbe(c, c->context_id, source, tag);
     if (!m && !blocking) {
-        plx_progress_poll();
+        plx_progress_test_poll();
         m = plx_pt2pt_improbe(c, c->context_id, source, tag);
-        if (!m)
-            plx_progress_test_idle();
     }
     while (!m && blocking) {
         struct plx_probe_arg a = { c, source, tag, 0, status, fn, MPI_SUCCESS };

@@ -144,11 +144,8 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
             *flag = 1;
             plx_status_empty(status);
         } else {
-            if (r->cc) {
-                plx_progress_poll();
-                if (r->cc)
-                    plx_progress_test_idle();
-            }
+            if (r->cc)
+                plx_progress_test_poll();
             *flag = r->cc == 0;
             if (*flag)
                 rc = plx_api_finish_slot(r, request, status, 1);
@@ -205,9 +202,8 @@ static int plx_api_anysome(int n, MPI_Request reqs[], int *index, int *outcount,
     if (blocking)
         plx_progress_wait(plx_any_done, &a);
     else if (!plx_any_done(&a)) {
-        plx_progress_poll();
-        if (!plx_any_done(&a))
-            plx_progress_test_idle();
+        plx_progress_test_poll();
+        plx_any_done(&a);
     }
     if (flag)
         *flag = a.done >= 0;
@@ -310,9 +306,8 @@ static int plx_api_all(int n, MPI_Request reqs[], MPI_Status *statuses, int bloc
     if (blocking)
         plx_progress_wait(plx_all_done, &a);
     else if (!plx_all_done(&a))
-        plx_progress_poll();
+        plx_progress_test_poll();
     if (!plx_all_done(&a)) {
-        plx_progress_test_idle();
         *flag = 0;
         goto out;
     }
@@ -440,11 +435,8 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
             *flag = 1;
             plx_status_empty(status);
         } else {
-            if (r->cc) {
-                plx_progress_poll();
-                if (r->cc)
-                    plx_progress_test_idle();
-            }
+            if (r->cc)
+                plx_progress_test_poll();
             *flag = r->cc == 0;
             if (*flag && r->kind == PLX_REQ_GREQ)
                 plx_greq_query(r);

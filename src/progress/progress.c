@@ -180,17 +180,20 @@ int plx_progress_poll(void)
     return plx_progress_poll_engine();
 }
 
-/* An application loop of MPI_Test or MPI_Iprobe never reaches the yields of
- * plx_progress_wait. With more ranks than CPUs it then holds its CPU for
- * whole time slices while the rank it waits for waits for a CPU (mpi4py's
- * test_p2p_obj_matched at 4 ranks on 2 CPUs: two ranks polling with
- * MPI_Improbe, two waiting in the next call). Every 16th fruitless test
- * yields, as Open MPI's yield_when_idle does on each one. */
-void plx_progress_test_idle(void)
+/* One poll of the engine for a test call (MPI_Test*, MPI_Iprobe, MPI_Improbe,
+ * MPI_Request_get_status). An application loop of such calls never reaches
+ * the yields of plx_progress_wait. With more ranks than CPUs it then holds its
+ * CPU for whole time slices while the rank it waits for waits for a CPU
+ * (mpi4py's test_p2p_obj_matched at 4 ranks on 2 CPUs: two ranks polling with
+ * MPI_Improbe, two waiting in the next call). So every 16th poll that finds
+ * nothing to do yields, as Open MPI's yield_when_idle does on each one. */
+int plx_progress_test_poll(void)
 {
     static unsigned fruitless;
-    if (plx_unlikely(plx_progress_oversubscribed) && (++fruitless & 15) == 0)
+    int work = plx_progress_poll();
+    if (plx_unlikely(plx_progress_oversubscribed) && !work && (++fruitless & 15) == 0)
         sched_yield();
+    return work;
 }
 
 static int plx_progress_poll_engine(void)

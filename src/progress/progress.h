@@ -12,7 +12,7 @@
 int plx_progress_poll(void);
 /* A test-style call (MPI_Test*, MPI_Iprobe, MPI_Improbe) polled and found
  * nothing: lets another rank run now and then when ranks share CPUs. */
-void plx_progress_test_idle(void);
+int plx_progress_test_poll(void);
 /* Progresses until done(arg) returns nonzero. */
 void plx_progress_wait(int (*done)(void *arg), void *arg);
 /* Progresses until r->cc == 0. */
