@@ -673,6 +673,8 @@ static int plx_dyn_spawn(const char *fn, int count, char *cmds[], char **argvs[]
     if (rc)
         goto out;
     int total = 0, fd = -1, err = MPI_SUCCESS;
+    int32_t nmiss = 0;          /* errcodes' length when a "soft" key started fewer, else 0 */
+    unsigned char *miss = NULL; /* then: 1 for each process that was not started */
     if (c->rank == root) {
         /* the arguments count at the root only */
         if (count <= 0)
@@ -716,10 +718,24 @@ static int plx_dyn_spawn(const char *fn, int count, char *cmds[], char **argvs[]
             else if (st != PLX_OK)
                 err = plx_api_err(c, fn, MPI_ERR_SPAWN, "the launcher did not start the %d process%s: %s", total,
                                   total == 1 ? "" : "es", why[0] ? why : "(no reason given)");
-            else if ((fd = plx_dyn_accept_root(p, plx_util_now() + t, why, sizeof why)) < 0)
-                err = fd == -2 ? plx_api_err(c, fn, MPI_ERR_SPAWN, "the spawned processes failed: %s", why)
-                               : plx_api_err(c, fn, MPI_ERR_SPAWN, "the %d spawned process%s did not connect "
-                                             "within %g s", total, total == 1 ? "" : "es", t);
+            if (st == PLX_OK) {
+                int started = 0;
+                for (int i = 0; i < count; i++)
+                    started += sc[i].started;
+                if (started < total) {
+                    /* errcodes has one entry per process asked for, command
+                     * by command; those not started get MPI_ERR_SPAWN */
+                    nmiss = total;
+                    miss = plx_calloc((size_t)total, 1);
+                    for (int i = 0, at = 0; i < count; at += sc[i].maxprocs, i++)
+                        memset(miss + at + sc[i].started, 1, (size_t)(sc[i].maxprocs - sc[i].started));
+                    total = started;
+                }
+                if ((fd = plx_dyn_accept_root(p, plx_util_now() + t, why, sizeof why)) < 0)
+                    err = fd == -2 ? plx_api_err(c, fn, MPI_ERR_SPAWN, "the spawned processes failed: %s", why)
+                                   : plx_api_err(c, fn, MPI_ERR_SPAWN, "the %d spawned process%s did not "
+                                                 "connect within %g s", total, total == 1 ? "" : "es", t);
+            }
         }
         if (p)
             plx_dyn_port_close(plx_dyn_port_find(p->name));
@@ -730,14 +746,24 @@ static int plx_dyn_spawn(const char *fn, int count, char *cmds[], char **argvs[]
         free(sc);
     }
     *intercomm = MPI_COMM_NULL;
+    if (plx_coll_bcast(&nmiss, sizeof nmiss, root, c, PLX_COLL_TAG_DEFAULT) != PLX_OK)
+        nmiss = 0;
+    if (nmiss > 0 && c->rank != root)
+        miss = plx_calloc((size_t)nmiss, 1);
+    if (nmiss > 0 && plx_coll_bcast(miss, (size_t)nmiss, root, c, PLX_COLL_TAG_DEFAULT) != PLX_OK)
+        nmiss = 0;
     plx_dyn.count = total;
     rc = plx_dyn_meet(c, root, fd, 1, err, MPI_ERR_SPAWN, 0, fn, intercomm);
-    if (errcodes != MPI_ERRCODES_IGNORE) {
+    if (errcodes != MPI_ERRCODES_IGNORE && rc == MPI_SUCCESS && nmiss > 0) {
+        for (int i = 0; i < nmiss; i++)
+            errcodes[i] = miss[i] ? MPI_ERR_SPAWN : MPI_SUCCESS;
+    } else if (errcodes != MPI_ERRCODES_IGNORE) {
         /* the children's number (or, after a failure, the number asked
          * for) is known everywhere once the meeting is done */
         for (int i = 0; i < plx_dyn.count; i++)
             errcodes[i] = rc;
     }
+    free(miss);
 out:
     plx_api_unlock();
     return rc;

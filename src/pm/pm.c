@@ -245,7 +245,7 @@ plx_status_t plx_pm_unpublish(const char *service)
     return plx_pm_g.ops->unpublish(service);
 }
 
-plx_status_t plx_pm_spawn(int count, const struct plx_pm_spawn_cmd *cmds, const char *parent_port, char *err,
+plx_status_t plx_pm_spawn(int count, struct plx_pm_spawn_cmd *cmds, const char *parent_port, char *err,
                           size_t errlen)
 {
     if (!plx_pm_g.ops || !plx_pm_g.ops->spawn)

@@ -83,8 +83,10 @@ struct plx_pm_spawn_cmd {
     int maxprocs;
     int ninfo;
     const char **keys, **vals;  /* the MPI_Info of the command */
+    int started;                /* out, after PLX_OK: processes started (fewer than
+                                 * maxprocs when the "soft" info key allowed it) */
 };
-plx_status_t plx_pm_spawn(int count, const struct plx_pm_spawn_cmd *cmds, const char *parent_port, char *err,
+plx_status_t plx_pm_spawn(int count, struct plx_pm_spawn_cmd *cmds, const char *parent_port, char *err,
                           size_t errlen);
 
 #endif

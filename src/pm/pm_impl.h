@@ -21,7 +21,7 @@ struct plx_pm_ops {
     plx_status_t (*lookup)(const char *service, char *port, size_t len);
     plx_status_t (*unpublish)(const char *service);
     /* pm.h's spawn; NULL: this launcher cannot */
-    plx_status_t (*spawn)(int count, const struct plx_pm_spawn_cmd *cmds, const char *parent_port, char *err,
+    plx_status_t (*spawn)(int count, struct plx_pm_spawn_cmd *cmds, const char *parent_port, char *err,
                           size_t errlen);
 };
 

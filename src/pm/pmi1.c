@@ -604,7 +604,7 @@ static plx_status_t plx_pmi1_unpublish(const char *service)
 /* MPICH's PMI-1 form: one "mcmd=spawn" block of key=value lines (a value
  * runs to the end of its line) per command, answered once after the last
  * by cmd=spawn_result; our mpiexec's msg= runs to the end of the line. */
-static plx_status_t plx_pmi1_spawn(int count, const struct plx_pm_spawn_cmd *cmds, const char *parent_port,
+static plx_status_t plx_pmi1_spawn(int count, struct plx_pm_spawn_cmd *cmds, const char *parent_port,
                                    char *err, size_t errlen)
 {
     plx_status_t st = PLX_OK;
@@ -635,8 +635,19 @@ static plx_status_t plx_pmi1_spawn(int count, const struct plx_pm_spawn_cmd *cmd
     char line[PLX_PMI1_LINE_MAX];
     int rc = 0;
     st = plx_pmi1_reply("spawn_result", line, sizeof line, &rc);
-    if (st == PLX_OK)
+    if (st == PLX_OK) {
+        /* our mpiexec lists the counts when a "soft" key lowered them */
+        const char *p = strstr(line, " started=");
+        p = p ? p + 9 : NULL;
+        for (int i = 0; i < count; i++) {
+            char *end = NULL;
+            long v = p ? strtol(p, &end, 10) : -1;
+            int ok = p && end != p;
+            cmds[i].started = ok && v >= 0 && v <= cmds[i].maxprocs ? (int)v : cmds[i].maxprocs;
+            p = ok && *end == ',' ? end + 1 : NULL;
+        }
         return PLX_OK;
+    }
     const char *m = strstr(line, "msg=");
     if (rc != 0 && m && strstr(m, "not_supported"))
         return PLX_ERR_UNSUPPORTED;         /* an mpiexec without spawn (Hydra answers otherwise) */

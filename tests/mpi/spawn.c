@@ -291,6 +291,44 @@ static void test_errors(int usize_test)
 
 }
 
+/* "soft" on each command of a spawn_multiple (-usize 6, 2 ranks: room for 4):
+ * 3 + 3 asked, "1:3" and "2,3" allowed; each command gets its least (1 + 2),
+ * then the first as many more as fit (2 + 2); errcodes says which of the 6
+ * started, command by command. A spawn whose least does not fit fails. */
+static void test_soft_multiple(void)
+{
+    char *cmds[2] = { (char *)self, (char *)self };
+    char *a0[] = { "multi", "alpha", NULL }, *a1[] = { "multi", NULL };
+    char **argvs[2] = { a0, a1 };
+    int np[2] = { 3, 3 }, errs[6] = { -1, -1, -1, -1, -1, -1 }, rc;
+    MPI_Info infos[2];
+    MPI_Info_create(&infos[0]);
+    MPI_Info_create(&infos[1]);
+    MPI_Info_set(infos[0], "soft", "3");
+    MPI_Info_set(infos[1], "soft", "3");
+    MPI_Comm ic = MPI_COMM_WORLD;
+    rc = MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, wsize - 1, MPI_COMM_WORLD, &ic, errs);
+    check_msg(rc, "universe", "a soft spawn_multiple whose least does not fit");
+    PLX_CHECK(ic == MPI_COMM_NULL, "no intercommunicator after a failed spawn");
+    MPI_Info_set(infos[0], "soft", "1:3");
+    MPI_Info_set(infos[1], "soft", "2,3");
+    PLX_CHECK_MPI(MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_WORLD, &ic, errs));
+    static const int want[6] = { MPI_SUCCESS, MPI_SUCCESS, MPI_ERR_SPAWN, MPI_SUCCESS, MPI_SUCCESS, MPI_ERR_SPAWN };
+    for (int i = 0; i < 6; i++)
+        PLX_CHECK_EQ(errs[i], want[i], "errcodes of a soft spawn_multiple, command by command");
+    int rs, got[4] = { -1, -1, -1, -1 };
+    MPI_Comm_remote_size(ic, &rs);
+    PLX_CHECK_EQ(rs, 4, "a soft spawn_multiple starts 2 + 2 processes");
+    if (rs == 4) {
+        PLX_CHECK_MPI(MPI_Allgather(NULL, 0, MPI_INT, got, 1, MPI_INT, ic));
+        for (int i = 0; i < 4; i++)
+            PLX_CHECK_EQ(got[i], i < 2 ? 0 * 1000 + 400 + 1 : 1 * 1000 + 400, "child: its command's appnum and arguments");
+    }
+    PLX_CHECK_MPI(MPI_Comm_disconnect(&ic));
+    MPI_Info_free(&infos[0]);
+    MPI_Info_free(&infos[1]);
+}
+
 /* --- the children -------------------------------------------------------------- */
 
 static int child(int argc, char **argv, MPI_Comm parent)
@@ -339,6 +377,10 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int usize_test = argc > 1 && !strcmp(argv[1], "--usize-test");
     int errors_only = argc > 1 && !strcmp(argv[1], "--errors-test");   /* mpi.spawn_leftovers */
+    if (argc > 1 && !strcmp(argv[1], "--soft-multiple-test")) {        /* mpi.spawn_soft_multiple */
+        test_soft_multiple();
+        return plx_test_finish();
+    }
     if (!usize_test && !errors_only) {
         test_spawn(1);
         test_spawn(3);

@@ -199,7 +199,7 @@ double plx_mpiexec_min_deadline(double a, double b);
 
 /* subjob.c */
 struct plx_pmisrv_spawn;
-int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char *err, size_t errlen);
+int plx_subjob_spawn(void *ctx, int rank, struct plx_pmisrv_spawn *s, char *err, size_t errlen);
 void plx_subjob_check(void);        /* SIGCHLD */
 int plx_subjob_live(void);
 void plx_subjob_signal(int sig);

@@ -595,13 +595,30 @@ static void plx_pmisrv_spawn_end(struct plx_pmisrv *srv, int rank)
     } else if (!srv->ops.spawn) {
         plx_pmisrv_warn(srv, rank, "called MPI_Comm_spawn, which this mpiexec does not support", NULL);
         plx_pmisrv_reply(srv, rank, "cmd=spawn_result rc=-1 msg=spawn_not_supported\n");
-    } else if (srv->ops.spawn(srv->ctx, rank, s, err, sizeof err) != 0) {
-        for (char *p = err; *p; p++)
-            if (*p == '\n')
-                *p = ' ';
-        plx_pmisrv_reply(srv, rank, "cmd=spawn_result rc=-1 msg=%.900s\n", err[0] ? err : "spawn failed");
     } else {
-        plx_pmisrv_reply(srv, rank, "cmd=spawn_result rc=0\n");
+        int asked = 0, started = 0;
+        for (int i = 0; i < s->count; i++)
+            asked += s->cmds[i].nprocs;
+        if (srv->ops.spawn(srv->ctx, rank, s, err, sizeof err) != 0) {
+            for (char *p = err; *p; p++)
+                if (*p == '\n')
+                    *p = ' ';
+            plx_pmisrv_reply(srv, rank, "cmd=spawn_result rc=-1 msg=%.900s\n", err[0] ? err : "spawn failed");
+        } else {
+            /* a "soft" spawn may start fewer than asked: then started= lists
+             * each command's count (Plexus's own key; PMI-1 clients ignore
+             * keys they do not know) */
+            char counts[1024] = "";
+            size_t len = 0;
+            for (int i = 0; i < s->count && len < sizeof counts; i++) {
+                started += s->cmds[i].nprocs;
+                len += (size_t)snprintf(counts + len, sizeof counts - len, "%s%d", i ? "," : "", s->cmds[i].nprocs);
+            }
+            if (started != asked && len < sizeof counts)
+                plx_pmisrv_reply(srv, rank, "cmd=spawn_result rc=0 started=%s\n", counts);
+            else
+                plx_pmisrv_reply(srv, rank, "cmd=spawn_result rc=0\n");
+        }
     }
     plx_pmisrv_spawn_free(s);
 }

@@ -60,7 +60,7 @@ struct plx_pmisrv_ops {
     void (*error)(void *ctx, int rank, const char *what);
     /* Optional: start the spawn request of rank; 0, or -1 with a reason in
      * err (spaces allowed). NULL: "spawn_not_supported". */
-    int (*spawn)(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char *err, size_t errlen);
+    int (*spawn)(void *ctx, int rank, struct plx_pmisrv_spawn *s, char *err, size_t errlen);
 };
 
 struct plx_pmisrv_cfg {

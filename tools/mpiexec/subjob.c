@@ -94,24 +94,63 @@ static int plx_subjob_check_prog(const char *prog, const char *wdir, const char 
     return -1;
 }
 
-/* The largest count of a "soft" spec ("1:8", "2,4,8", "1:8:2") up to room, or 0. */
-static int plx_subjob_soft(const char *soft, int room)
+/* Marks in ok[1..max] the counts a "soft" spec allows ("1:8", "2,4,8",
+ * "1:8:2"); counts above max do not count. */
+static void plx_subjob_soft(const char *soft, int max, unsigned char *ok)
 {
-    int best = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", soft);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int a = 0, b = 0, s = 1;
-        int n = sscanf(t, "%d:%d:%d", &a, &b, &s);
+        int a = 0, b = 0, st = 1;
+        int n = sscanf(t, "%d:%d:%d", &a, &b, &st);
         if (n == 1)
             b = a;
-        if (n < 1 || a < 1 || s < 1)
+        if (n < 1 || a < 1 || st < 1)
             continue;
-        for (int v = a; v <= b; v += s)
-            if (v <= room && v > best)
-                best = v;
+        for (long v = a; v <= b && v <= max; v += st)
+            ok[v] = 1;
     }
-    return best;
+}
+
+/* Lowers the commands' counts where their "soft" keys allow, so that the
+ * spawn fits in room (> 0): each command first at the least its key allows
+ * (a command without one at its maxprocs), then, command by command in
+ * order, at the most that still fits. 0, or -1 when even the least does not. */
+static int plx_subjob_fit(const struct plx_pmisrv_spawn *s, int *nprocs, int room)
+{
+    int least = 0, lo[s->count], hi[s->count];
+    unsigned char *ok = calloc((size_t)s->count, (size_t)room + 1);
+    if (!ok)
+        return -1;
+    for (int i = 0; i < s->count; i++) {
+        const char *soft = plx_subjob_info(&s->cmds[i], "soft");
+        unsigned char *oki = ok + (size_t)i * ((size_t)room + 1);
+        lo[i] = hi[i] = nprocs[i];
+        if (soft) {
+            plx_subjob_soft(soft, nprocs[i] < room ? nprocs[i] : room, oki);
+            for (int v = room; v >= 1; v--)
+                if (oki[v])
+                    lo[i] = v;
+        }
+        least += lo[i] > room ? room + 1 : lo[i];
+        if (least > room) {
+            free(ok);
+            return -1;
+        }
+    }
+    int left = room - least;
+    for (int i = 0; i < s->count; i++) {
+        const unsigned char *oki = ok + (size_t)i * ((size_t)room + 1);
+        nprocs[i] = lo[i];
+        for (int v = hi[i] < room ? hi[i] : room; v > lo[i]; v--)
+            if (oki[v] && v - lo[i] <= left) {
+                left -= v - lo[i];
+                nprocs[i] = v;
+                break;
+            }
+    }
+    free(ok);
+    return 0;
 }
 
 static void plx_subjob_push(char ***argv, int *n, int *cap, const char *s)
@@ -128,7 +167,7 @@ static void plx_subjob_push(char ***argv, int *n, int *cap, const char *s)
     (*argv)[*n] = NULL;
 }
 
-int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char *err, size_t errlen)
+int plx_subjob_spawn(void *ctx, int rank, struct plx_pmisrv_spawn *s, char *err, size_t errlen)
 {
     struct plx_mpiexec *m = &plx_mpiexec;
     (void)ctx;
@@ -200,9 +239,11 @@ int plx_subjob_spawn(void *ctx, int rank, const struct plx_pmisrv_spawn *s, char
 
     if (m->usize > 0) {
         int room = m->usize - m->size - m->spawned_live;
-        const char *soft = s->count == 1 ? plx_subjob_info(&s->cmds[0], "soft") : NULL;
-        if (total > room && soft && plx_subjob_soft(soft, room) > 0)
-            total = nprocs[0] = plx_subjob_soft(soft, room);
+        if (total > room && room > 0 && plx_subjob_fit(s, nprocs, room) == 0) {
+            total = 0;
+            for (int i = 0; i < s->count; i++)
+                total += s->cmds[i].nprocs = nprocs[i];    /* the reply says how many started */
+        }
         if (total > room) {
             snprintf(err, errlen, "%d processes requested, but the universe (mpiexec -usize %d) has room for %d "
                      "more (%d running)", total, m->usize, room < 0 ? 0 : room, m->size + m->spawned_live);
