@@ -170,13 +170,19 @@ void plx_pt2pt_send_fail(struct plx_request *r, struct plx_peer *p, plx_status_t
         plx_pt2pt_req_fail(r, p);
         return;
     }
+    plx_pt2pt_send_set_error(r, st);
+    r->cc = 0;
+    plx_request_complete(r);
+}
+
+/* The error a send ends with when the transport failed it (status st). */
+void plx_pt2pt_send_set_error(struct plx_request *r, plx_status_t st)
+{
     char tag[24];
     plx_pt2pt_tag_str(r->tag, tag, sizeof tag);
     r->st_error = plx_err_make(MPI_ERR_OTHER, "rank %d: send of %zu bytes to rank %d (tag %s) on %s failed in the "
                                "transport (status %d)", plx_procs.my_lpid, r->bytes, r->rank, tag,
                                r->comm->name[0] ? r->comm->name : "a communicator", (int)st);
-    r->cc = 0;
-    plx_request_complete(r);
 }
 
 /* A started request the peer's packets would complete (send: any; receive:

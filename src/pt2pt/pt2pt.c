@@ -273,10 +273,14 @@ static plx_status_t plx_pt2pt_emit_msg(struct plx_peer *p, struct plx_request *r
 /* Zero-copy channels take the message in pieces (one, unless the router
  * stripes it over several rails) written from the sender's buffer; the send
  * completes when the router has completed every piece (r->comp: the pieces
- * out, plus one until the last is out). */
+ * out, plus one until the last is out), with an error if a piece failed
+ * after the channel took it (the channel reports the link as failed too). */
 static void plx_pt2pt_stream_comp_done(struct plx_tp_comp *c)
 {
-    plx_pt2pt_send_done(plx_container_of(c, struct plx_request, comp));
+    struct plx_request *r = plx_container_of(c, struct plx_request, comp);
+    if (plx_unlikely(c->status != PLX_OK) && r->st_error == MPI_SUCCESS)
+        plx_pt2pt_send_set_error(r, c->status);
+    plx_pt2pt_send_done(r);
 }
 
 static plx_status_t plx_pt2pt_emit_stream_zcopy(struct plx_peer *p, struct plx_request *r)

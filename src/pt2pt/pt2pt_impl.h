@@ -85,6 +85,7 @@ static inline int plx_pt2pt_src_lpid(const struct plx_comm *c, int src)
     return c->lpids[src];
 }
 void plx_pt2pt_send_fail(struct plx_request *r, struct plx_peer *p, plx_status_t st);
+void plx_pt2pt_send_set_error(struct plx_request *r, plx_status_t st);
 
 struct plx_peer *plx_pt2pt_peer_create(int lpid);
 
