@@ -59,6 +59,8 @@ struct plx_route_peer {
     struct plx_rel *rel;        /* acknowledgement layer, or NULL */
     int lost;                   /* the last channel failed: the peer is lost */
     int extra;                  /* its messages may be striped over extra channels (see route.c) */
+    int pinned;                 /* several channels, one per operation class: no acknowledgements (route.c) */
+    uint64_t st_acks_sent, st_acks_recv;        /* PLEXUS_STATS: ACK packets */
     uint64_t sent_bytes;        /* message bytes sent, until `extra` */
 };
 
