@@ -178,8 +178,8 @@ uint64_t plx_rma_nat_setup(struct plx_win *w)
             if ((cap >> i & 1) && !plx_nat_type_ok(rp, i))
                 cap &= ~((uint64_t)1 << i);
     }
-    if (!cap)
-        return 0;
+    if (!cap || w->size == 0)
+        return cap;             /* nothing of this rank's to reach: no registration, no veto */
     if (plx_route_mem_register(w->base, (size_t)w->size, &w->nat_mr) != PLX_OK) {
         plx_debug(1, "rma: window %d: its memory could not be registered for native atomics; its accumulates "
                   "go by active messages", w->wid);
@@ -191,7 +191,7 @@ uint64_t plx_rma_nat_setup(struct plx_win *w)
 
 void plx_rma_nat_agree(struct plx_win *w, uint64_t mask)
 {
-    w->nat_mask = w->nat_reg ? mask : 0;
+    w->nat_mask = mask;         /* every rank's card alike: the same set on every rank */
     if (!w->nat_mask || w->comm->rank != 0 || !plx_log_debug)
         return;
     char names[512] = "";
