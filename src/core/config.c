@@ -196,6 +196,10 @@ const struct plx_setting plx_settings[] = {
             "channel's native atomics (fi_atomic and kin over ofi), per window and basic type, decided at window "
             "creation: on, off (active messages), auto (on when PLEXUS_TRANSPORTS names ofi or "
             "PLEXUS_OFI_PROVIDER is set); the same on every rank"),
+    PLX_SET("PLEXUS_OFI_FASTPATH_EVICT", PLX_SET_BOOL, "0", ofi_fp_evict,
+            "With every fast-path ring given (PLEXUS_OFI_FASTPATH_PEERS), a peer that passes "
+            "PLEXUS_OFI_FASTPATH_AFTER small messages takes the ring of the quietest peer, if that one took fewer "
+            "meanwhile (revoked: the sender stops, answers with its last ring position, the ring is drained)"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

@@ -159,6 +159,7 @@ struct plx_ofi_peer {
     uint32_t rx_expect;         /* the number of the next packet of it to deliver */
     struct plx_list rx_early;   /* struct plx_ofi_early: its send/recv packets waiting for ring ones */
     uint32_t small_in;          /* small packets of it received by send/recv */
+    uint32_t evict_at;          /* small_in when it last tried to take a quiet peer's ring (session 9) */
     uint32_t ack_sent;          /* ring packets of it taken, as last told it */
     uint32_t ring_taken;        /* packets of it taken from its ring here */
     struct plx_ofi_fp_in *fin;  /* the ring it writes into here, or NULL */
@@ -212,6 +213,9 @@ struct plx_ofi_state {
     int fp_cap;                 /* PLEXUS_OFI_FASTPATH_PEERS, 0 when the provider cannot carry it */
     int *fp_in_lpids;           /* peers with a ring here, in the order made */
     int fp_nin;
+    int fp_revoking;            /* a ring here is being revoked (at most one at a time) */
+    uint64_t fp_revoked;        /* PLEXUS_STATS: rings revoked here */
+    struct plx_list fp_retired; /* rings here wrote into, revoked, kept until finalize (their writes) */
     int fp_wbusy;               /* ring writes whose completion has not come */
 };
 
