@@ -13,6 +13,10 @@
  *      (-s passive, the default) or between two MPI_Win_fence (-s fence).
  * The received halos are checked every iteration (every element encodes the
  * sender, the iteration and its index), and rank 0's totals at the end.
+ * HALO_SPIN_US=N (environment) makes rank 0, the target of every
+ * accumulate, compute N microseconds longer per iteration (a busy loop
+ * outside MPI, after its stencil): imbalance, where an accumulate that needs
+ * the target's CPU waits for it and one applied without it need not.
  * Output rows: size_B iter_us halo_us acc_us iter_med_us — the mean time of
  * one iteration, of its halo exchange and of its reduction, and the median
  * time of one iteration (robust against the scheduler's stalls on a loaded
@@ -62,6 +66,8 @@ int main(int argc, char **argv)
         return 1;
     }
     int rank = bench_mpi_rank(), n = bench_mpi_size();
+    const char *spin_env = getenv("HALO_SPIN_US");
+    double spin = spin_env ? atof(spin_env) * 1e-6 : 0;
     int left = (rank + n - 1) % n, right = (rank + 1) % n;
     size_t maxel = o.max_size / sizeof(double) ? o.max_size / sizeof(double) : 1;
     double *sendl = bench_alloc(maxel * sizeof(double)), *sendr = bench_alloc(maxel * sizeof(double));
@@ -76,6 +82,8 @@ int main(int argc, char **argv)
     if (rank == 0) {
         bench_print_header("halo_acc", "1-D halo exchange by messages, reduction by MPI_Accumulate to rank 0", &o, n);
         printf("# sync: %s\n", fence ? "fence" : "passive (lock_all, accumulate, flush)");
+        if (spin > 0)
+            printf("# imbalance: rank 0 computes %.0f us more per iteration (HALO_SPIN_US)\n", spin * 1e6);
         printf("# columns: size_B iter_us halo_us acc_us iter_med_us\n");
         fflush(stdout);
     }
@@ -124,6 +132,11 @@ int main(int argc, char **argv)
             double *tmp = u;
             u = v;
             v = tmp;
+            if (rank == 0 && spin > 0) {
+                double until = bench_now() + spin;
+                while (bench_now() < until)
+                    ;
+            }
             double c = bench_now();
             for (int k = 0; k < NACC; k++)
                 contrib[k] = acc_val(rank, it, k);

@@ -7,6 +7,11 @@
 #           TCP, the RMA layer's packets over ofi
 #   tcp     PLEXUS_TRANSPORTS=tcp                             everything over TCP
 #   ofi     PLEXUS_TRANSPORTS=ofi                             everything over ofi
+#   hybrid-am, ofi-am  the same with PLEXUS_RMA_NATIVE_ACC=off: accumulates as
+#           active messages instead of native fabric atomics (session 9)
+#
+# ROUTES picks and orders them (default "hybrid tcp ofi"); HALO_SPIN_US=N makes
+# rank 0, the accumulates' target, compute N us longer per iteration.
 #
 #   bench/hybrid_halo.sh BUILD_DIR [RANKS] [ROUNDS]
 #   PROVIDER=shm SYNC=fence SIZES=8:16K ITERS=300 bench/hybrid_halo.sh build 4 3
@@ -30,7 +35,7 @@ OUT=$(mktemp -d /tmp/plx-hybrid-halo.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 make -s -C "$HERE" MPICC="$BUILD/bin/mpicc" BUILD="$OUT" "$OUT/halo_acc" >/dev/null || exit 1
 
-ROUTES="hybrid tcp ofi"
+ROUTES=${ROUTES:-"hybrid tcp ofi"}
 run() {     # route extra-env... -> output of halo_acc
     local r=$1
     shift
@@ -38,12 +43,16 @@ run() {     # route extra-env... -> output of halo_acc
     hybrid) set -- env PLEXUS_TRANSPORTS=tcp,ofi PLEXUS_OFI_PROVIDER="$PROV" PLEXUS_ROUTE="rma:ofi" "$@" ;;
     tcp) set -- env PLEXUS_TRANSPORTS=tcp "$@" ;;
     ofi) set -- env PLEXUS_TRANSPORTS=ofi PLEXUS_OFI_PROVIDER="$PROV" "$@" ;;
+    hybrid-am) set -- env PLEXUS_TRANSPORTS=tcp,ofi PLEXUS_OFI_PROVIDER="$PROV" PLEXUS_ROUTE="rma:ofi" \
+        PLEXUS_RMA_NATIVE_ACC=off "$@" ;;
+    ofi-am) set -- env PLEXUS_TRANSPORTS=ofi PLEXUS_OFI_PROVIDER="$PROV" PLEXUS_RMA_NATIVE_ACC=off "$@" ;;
+    *) echo "hybrid_halo: unknown route '$r'" >&2; exit 2 ;;
     esac
     "$@" "$BUILD/bin/mpiexec" --timeout 300 -n "$NP" "$OUT/halo_acc" -s "$SYNC" -m "$SIZES" \
         -i "$ITERS" -x $((ITERS / 10 + 1)) -I $((ITERS / 4 + 1)) -X 2
 }
 
-echo "# halo_acc, $NP ranks, sync $SYNC, provider $PROV, rounds $ROUNDS, iterations $ITERS"
+echo "# halo_acc, $NP ranks, sync $SYNC, provider $PROV, rounds $ROUNDS, iterations $ITERS, rank 0 spins ${HALO_SPIN_US:-0} us"
 echo "# load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$ROUNDS"); do
     for r in $ROUTES; do
@@ -83,5 +92,5 @@ echo "# PLEXUS_STATS=1, smallest size, rank 0's lines"
 small=${SIZES%%:*}
 for r in $ROUTES; do
     echo "## $r"
-    SIZES="$small:$small" run "$r" PLEXUS_STATS=1 2>&1 >/dev/null | grep 'stats: rank 0 ' | sed 's/^.*stats:/  stats:/'
+    SIZES="$small:$small" run "$r" PLEXUS_STATS=1 2>&1 >/dev/null | grep -E 'stats: rank (0 |1 window)' | sed 's/^.*stats:/  stats:/'
 done

@@ -190,6 +190,16 @@ const struct plx_setting plx_settings[] = {
             "Slots of a fast-path ring: packets a sender may have in it before it falls back to send/receive"),
     PLX_SET("PLEXUS_OFI_FASTPATH_SLOT", PLX_SET_SIZE, "2K", ofi_fp_slot,
             "Bytes of a fast-path slot: messages up to this less 56 bytes (header, flags) take the ring"),
+    /* issue 14, session 9: accumulates of message-path windows as native fabric atomics */
+    PLX_SET("PLEXUS_RMA_NATIVE_ACC", PLX_SET_STRING, "auto", rma_native_acc,
+            "MPI_Accumulate, Get_accumulate, Fetch_and_op and Compare_and_swap of message-path windows as the "
+            "channel's native atomics (fi_atomic and kin over ofi), per window and basic type, decided at window "
+            "creation: on, off (active messages), auto (on when PLEXUS_TRANSPORTS names ofi or "
+            "PLEXUS_OFI_PROVIDER is set); the same on every rank"),
+    PLX_SET("PLEXUS_OFI_FASTPATH_EVICT", PLX_SET_BOOL, "0", ofi_fp_evict,
+            "With every fast-path ring given (PLEXUS_OFI_FASTPATH_PEERS), a peer that passes "
+            "PLEXUS_OFI_FASTPATH_AFTER small messages takes the ring of the quietest peer, if that one took fewer "
+            "meanwhile (revoked: the sender stops, answers with its last ring position, the ring is drained)"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

@@ -75,6 +75,9 @@ struct plx_config {
     int ofi_fp_after;           /* PLEXUS_OFI_FASTPATH_AFTER */
     int ofi_fp_slots;           /* PLEXUS_OFI_FASTPATH_SLOTS */
     size_t ofi_fp_slot;         /* PLEXUS_OFI_FASTPATH_SLOT */
+    /* issue 14, session 9: accumulates as native fabric atomics */
+    char rma_native_acc[8];     /* PLEXUS_RMA_NATIVE_ACC */
+    int ofi_fp_evict;           /* PLEXUS_OFI_FASTPATH_EVICT */
 };
 
 extern struct plx_config plx_config;

@@ -15,6 +15,7 @@
  * touched), executed whole and answered, with the data of a get or the old
  * values of a get_accumulate.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,8 @@ struct plx_rma_op {
     struct plx_datatype *basic; /* accumulates: the layout of res */
     MPI_Aint nelem;
     struct plx_request *req;
+    struct plx_tp_comp comp;    /* issue 14: native atomics (natacc.c) */
+    char *nat_in;               /* their data stream, when copied: kept until complete */
 };
 
 /* Answers and grants that the channel could not take, sent again from the poll. */
@@ -520,6 +523,16 @@ void plx_rma_am_init(void)
 
 /* --- the origin ----------------------------------------------------------------------------- */
 
+/* Issue 14: an operation's native atomics are all complete at the target. */
+static void plx_rma_nat_done(struct plx_tp_comp *c)
+{
+    struct plx_rma_op *op = (struct plx_rma_op *)((char *)c - offsetof(struct plx_rma_op, comp));
+    if (c->status != PLX_OK && !op->status)
+        op->status = c->status == PLX_ERR_RANGE ? MPI_ERR_RMA_RANGE : MPI_ERR_OTHER;
+    free(op->nat_in);
+    plx_rma_op_done(op);
+}
+
 struct plx_rma_runs {
     struct plx_rma_run *r;
     size_t n, cap;
@@ -708,7 +721,16 @@ int plx_rma_issue(struct plx_win *w, const struct plx_rma_args *a, struct plx_re
         mem = plx_rma_local_mem(w);
         local = 1;
     }
-    if (!local && plx_rma_cma(w, kind, a->target, v.r, v.n, kind == PLX_RMA_K_PUT ? in : res)) {
+    if (!local && acc && plx_rma_nat_use(w, a->target, kind, a->op, basic)) {
+        /* issue 14: fabric atomics, no target CPU (natacc.c) */
+        op->nat_in = in_owned ? in : NULL;
+        in_owned = 0;
+        op->comp = (struct plx_tp_comp){ .cb = plx_rma_nat_done, .count = 1 };
+        int rc = plx_rma_nat_issue(w, a->target, kind, a->op, basic, v.r, v.n, in, res, &op->comp);
+        if (rc && !op->status)
+            op->status = rc;
+        plx_tp_comp_done(&op->comp, PLX_OK);
+    } else if (!local && plx_rma_cma(w, kind, a->target, v.r, v.n, kind == PLX_RMA_K_PUT ? in : res)) {
         op->pieces = 0;         /* done by cross-memory attach: the target took no part */
         plx_rma_op_done(op);
     } else if (local) {

@@ -46,6 +46,7 @@
 #include "core/op.h"
 #include "core/plexus.h"
 #include "core/request.h"
+#include "transport/transport.h"
 
 enum plx_rma_kind {
     PLX_RMA_K_PUT = 1,
@@ -75,6 +76,7 @@ struct plx_win_target {
     char *mem;                  /* direct: the rank's memory mapped here */
     uint64_t *lockw;            /* direct: its lock word */
     uint32_t *accw;             /* direct: its accumulate spinlock */
+    uint64_t key;               /* issue 14: its memory's registration key (native atomics), or 0 */
 };
 
 struct plx_win_region {
@@ -136,6 +138,11 @@ struct plx_win {
     int lk_shared, lk_excl;
     struct plx_list lk_queue;
     struct plx_list deferred;   /* requests of origins whose lock request waits (ops.c) */
+    /* issue 14, session 9: native atomics (natacc.c) */
+    struct plx_tp_mr nat_mr;    /* this rank's memory, registered with the router */
+    int nat_reg;
+    uint64_t nat_mask;          /* basic types (natacc.c's table) whose accumulates go native, all ranks alike */
+    uint64_t st_nat_acc, st_nat_calls, st_am_acc;       /* PLEXUS_STATS */
 };
 
 extern struct plx_objtab plx_win_tab;
@@ -251,5 +258,22 @@ void plx_rma_fab_info_answer(int lpid, int ok, const uint64_t info[2]);
 void plx_rma_fab_wid_reset(int wid);
 int plx_rma_fab_enabled(void);
 uint64_t plx_rma_fab_ops(void);
+
+/* --- accumulates as native atomics (natacc.c, issue 14, session 9) ------------------------ */
+
+/* Window creation: registers this rank's memory and answers the basic types
+ * its channels reduce natively in full (0: none, or not this window); the
+ * AND of every rank's answer is then handed to agree. free at destroy. */
+uint64_t plx_rma_nat_setup(struct plx_win *w);
+void plx_rma_nat_agree(struct plx_win *w, uint64_t mask);
+void plx_rma_nat_free(struct plx_win *w);
+/* Does this accumulate (kind, op, basic type) to target go native? */
+int plx_rma_nat_use(struct plx_win *w, int target, int kind, MPI_Op op, const struct plx_datatype *basic);
+/* Issues it, run by run, each atomic counted on comp; in: the data stream
+ * (cas: new value, then compare), res: the result stream. MPI_SUCCESS or a
+ * class. */
+int plx_rma_nat_issue(struct plx_win *w, int target, int kind, MPI_Op op, const struct plx_datatype *basic,
+                      const struct plx_rma_run *runs, size_t nruns, const char *in, char *res,
+                      struct plx_tp_comp *comp);
 
 #endif

@@ -286,7 +286,7 @@ static void plx_rma_lock_send(struct plx_win *w, int type, int target)
     if (target == w->comm->rank)
         plx_rma_lk_request(w, target, type);
     else    /* only an origin that writes by cross-memory attach waits for the grant */
-        plx_rma_send_ctl(w, target, PLX_RMA_K_LOCK, type | (w->cma_ok ? PLX_RMA_LK_WANT_GRANT : 0));
+        plx_rma_send_ctl(w, target, PLX_RMA_K_LOCK, type | (w->cma_ok || w->nat_mask ? PLX_RMA_LK_WANT_GRANT : 0));
 }
 
 static void plx_rma_unlock_send(struct plx_win *w, int target)
@@ -316,7 +316,7 @@ int plx_rma_lock(struct plx_win *w, int type, int target)
         /* a remote target holds back what follows until it grants (ops.c):
          * no need to wait for the grant here */
         plx_rma_lock_send(w, type, target);
-        if (target == w->comm->rank || w->cma_ok)
+        if (target == w->comm->rank || w->cma_ok || w->nat_mask)       /* natacc.c: native atomics wait too */
             plx_rma_wait_flag(&w->granted[target]);
     }
     w->lock[target] = (uint8_t)type;
@@ -339,7 +339,7 @@ int plx_rma_unlock(struct plx_win *w, int target)
     } else {
         /* the unlock follows the operations in the channel's order: the
          * target answers it after theirs */
-        if (target == w->comm->rank)
+        if (target == w->comm->rank || w->nat_mask)    /* native atomics are in no channel's order */
             plx_rma_flush(w, target);
         plx_rma_unlock_send(w, target);
         plx_rma_wait_flag(&w->unlocked[target]);
@@ -371,7 +371,7 @@ int plx_rma_lock_all(struct plx_win *w)
             }
         }
         for (int r = 0; r < p; r++)
-            if ((r == w->comm->rank || w->cma_ok) && !plx_rma_fab_use(w, r))
+            if ((r == w->comm->rank || w->cma_ok || w->nat_mask) && !plx_rma_fab_use(w, r))
                 plx_rma_wait_flag(&w->granted[r]);
     }
     w->lockall = 1;

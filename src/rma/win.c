@@ -31,6 +31,7 @@ struct plx_objtab plx_win_tab = PLX_OBJTAB_INIT("window", PLX_OBJ_WIN, struct pl
 struct plx_win_card {
     uint64_t base, size;
     int32_t disp_unit, wid;
+    uint64_t key, natcap;       /* issue 14: registration key, basic types reduced natively (natacc.c) */
 };
 
 static int plx_win_all_local(const struct plx_comm *c)
@@ -167,6 +168,7 @@ static void plx_win_destroy(struct plx_win *w)
 {
     if (w->wid)
         plx_rma_wid_free(w->wid);
+    plx_rma_nat_free(w);
     if (w->seg)
         munmap(w->seg, w->seg_len);
     if (w->malloced)
@@ -276,8 +278,9 @@ int plx_win_create(struct plx_comm *comm, int flavor, void *base, MPI_Aint size,
         w->base = base;
         w->cma_ok = plx_config.rma_shm && plx_route_enabled("shm");
     }
+    uint64_t natcap = plx_rma_nat_setup(w);
     struct plx_win_card card = { .base = (uint64_t)(uintptr_t)w->base, .size = (uint64_t)size,
-                                 .disp_unit = disp_unit, .wid = w->wid };
+                                 .disp_unit = disp_unit, .wid = w->wid, .key = w->nat_mr.key, .natcap = natcap };
     struct plx_win_card *cards = plx_malloc((size_t)p * sizeof *cards);
     if (plx_coll_allgather(&card, sizeof card, cards, nc, PLX_WIN_TAG) != PLX_OK) {
         free(cards);
@@ -290,7 +293,10 @@ int plx_win_create(struct plx_comm *comm, int flavor, void *base, MPI_Aint size,
         w->t[i].size = cards[i].size;
         w->t[i].disp_unit = cards[i].disp_unit;
         w->t[i].wid = cards[i].wid;
+        w->t[i].key = cards[i].key;
+        natcap &= cards[i].natcap;
     }
+    plx_rma_nat_agree(w, natcap);
     free(cards);
     free(sizes);
     w->attr_size = size;

@@ -306,6 +306,27 @@ plx_status_t plx_route_atomic(struct plx_route_peer *rp, int op, uint64_t operan
     return plx_rma_am_issue(rp, PLX_RMA_ATOMIC, &q, raddr, NULL, 0, comp, NULL, result);
 }
 
+/* Issue 14, session 9: element-wise atomics, native only (there is no
+ * fallback here: the RMA layer keeps its own active messages for what the
+ * channel cannot do, decided per window, see src/rma/natacc.c). */
+size_t plx_route_acc_valid(struct plx_route_peer *rp, int kind, int op, int dt, unsigned *flags)
+{
+    struct plx_tp_iface *nat = plx_route_rma_native(rp, 8, 1);
+    *flags = 0;
+    if (!nat || !nat->ops->acc_valid || !nat->ops->acc)
+        return 0;
+    return nat->ops->acc_valid(nat, kind, op, dt, flags);
+}
+
+plx_status_t plx_route_acc(struct plx_route_peer *rp, const struct plx_tp_acc *a, struct plx_tp_comp *comp)
+{
+    struct plx_tp_iface *nat = plx_route_rma_native(rp, 8, 1);
+    if (!nat || !nat->ops->acc)
+        return PLX_ERR_UNSUPPORTED;
+    comp->count++;
+    return plx_rma_native_refused(nat->ops->acc(nat, rp->lpid, a, comp), comp);
+}
+
 static void plx_rma_am_answered(int lpid);
 
 plx_status_t plx_route_flush(struct plx_route_peer *rp, struct plx_tp_comp *comp)

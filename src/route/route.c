@@ -323,6 +323,59 @@ static void plx_rel_create(struct plx_route_peer *rp, int sender)
     rp->rel = rel;
 }
 
+/* Issue 14, session 9: the channels of rp (a bit per index) that packets of
+ * class cls may take while every channel is up: those of the rules for cls
+ * up to the first that covers every size, and, if none covers them all, the
+ * defaults (the control channel, and the rails of its transport that large
+ * messages are striped over). */
+static unsigned plx_route_class_chans(struct plx_route_peer *rp, int cls)
+{
+    unsigned used = 0;
+    for (int k = 0; k < plx_route.nrules; k++) {
+        const struct plx_route_rule *r = &plx_route.rules[k];
+        if (!(r->cls & cls))
+            continue;
+        unsigned named = 0;
+        for (int c = 0; c < rp->nchan; c++)
+            if (plx_route_names(r, rp->chan[c].ifc))
+                named |= 1u << c;
+        used |= named;
+        if (named && r->lo == 0 && r->hi == SIZE_MAX)
+            return used;
+    }
+    for (int c = 0; c < rp->nchan; c++)
+        if (&rp->chan[c] == rp->ctl || !strcmp(rp->chan[c].ifc->comp->name, rp->ctl->ifc->comp->name))
+            used |= 1u << c;
+    return used;
+}
+
+/* A peer with several channels where the rules give each operation class
+ * exactly one, and no two of those are rails of one transport (the hybrid
+ * route: two-sided over TCP, one-sided over ofi): packets of a class all
+ * take one channel, in that channel's order, so the acknowledgement layer
+ * (a copy of each eager payload, ACK packets, failover records) would buy
+ * only failover from one transport to another, which the rules ruled out.
+ * Such a peer gets none; the loss of any of its channels is the loss of the
+ * peer, as with a single channel. Rails of one transport (PLEXUS_IFACES)
+ * keep their failover whatever the rules say. */
+static int plx_route_pinned(const struct plx_route_peer *rp)
+{
+    static const int cls[] = { PLX_RC_PT2PT, PLX_RC_COLL, PLX_RC_RMA };
+    unsigned all = 0;
+    for (size_t i = 0; i < sizeof cls / sizeof cls[0]; i++) {
+        unsigned u = plx_route_class_chans((struct plx_route_peer *)rp, cls[i]);
+        if (__builtin_popcount(u) != 1)
+            return 0;
+        all |= u;
+    }
+    for (int a = 0; a < rp->nchan; a++)
+        for (int b = a + 1; b < rp->nchan; b++)
+            if ((all >> a & 1) && (all >> b & 1) &&
+                !strcmp(rp->chan[a].ifc->comp->name, rp->chan[b].ifc->comp->name))
+                return 0;
+    return 1;
+}
+
 static __attribute__((noinline)) struct plx_route_peer *plx_route_peer_create(int lpid)
 {
     struct plx_route_peer *rp = plx_calloc(1, sizeof *rp);
@@ -354,7 +407,9 @@ static __attribute__((noinline)) struct plx_route_peer *plx_route_peer_create(in
     int independent = 0;
     for (int c = 0; c < rp->nchan; c++)
         independent += !(rp->chan[c].ifc->caps.flags & PLX_TP_FATE_SHARED);
-    if (rp->nchan >= 2 && independent)
+    if (rp->nchan >= 2 && independent && plx_route_pinned(rp))
+        rp->pinned = 1;         /* issue 14, session 9: no acknowledgements (see plx_route_pinned) */
+    else if (rp->nchan >= 2 && independent)
         plx_rel_create(rp, 1);
     else if (rp->nchan == 1)
         rp->fast = rp->ctl->ifc;
@@ -365,7 +420,7 @@ static __attribute__((noinline)) struct plx_route_peer *plx_route_peer_create(in
             snprintf(names + l, sizeof names - l, "%s%s", c ? "," : "", rp->chan[c].ifc->name);
         }
         plx_debug(1, "route: rank %d has %d channels (%s)%s", lpid, rp->nchan, names,
-                  rp->rel ? ", with acknowledgements" : "");
+                  rp->rel ? ", with acknowledgements" : rp->pinned ? ", one per operation class, no acknowledgements" : "");
     }
     plx_route.peers[lpid] = rp;
     return rp;
@@ -561,6 +616,7 @@ static void plx_rel_send_ack(struct plx_route_peer *rp)
         return;
     struct plx_hdr h = { .type = PLX_PKT_ACK, .sreq = rp->rel->rcv_next };
     if (ch->ifc->ops->send(ch->ifc, rp->lpid, &h, NULL, 0) == PLX_OK) {
+        rp->st_acks_sent++;
         rp->rel->owed = 0;
         plx_list_remove(&rp->rel->owe_link);
     }
@@ -574,8 +630,10 @@ static int plx_rel_in(struct plx_route_peer *rp, const struct plx_hdr *h, int ma
     if (!rp->rel)
         plx_rel_create(rp, 0);
     struct plx_rel *rel = rp->rel;
-    if (h->type == PLX_PKT_ACK && mark)
+    if (h->type == PLX_PKT_ACK && mark) {
+        rp->st_acks_recv++;
         plx_rel_acked(rp, (uint32_t)h->sreq);
+    }
     if (!h->lseq)
         return h->type != PLX_PKT_ACK && h->type != PLX_PKT_PING;
     if (plx_rel_dup(rel, h->lseq))
@@ -927,6 +985,16 @@ static void plx_route_link_failed(struct plx_tp_iface *ifc, int lpid, const char
     int left = 0;
     for (int c = 0; c < rp->nchan; c++)
         left += rp->chan[c].up;
+    if (rp->pinned && was_up) {
+        /* one channel per class, no acknowledgements: nothing to resend */
+        rp->lost = 1;
+        rp->fast = NULL;
+        char msg[1024];
+        snprintf(msg, sizeof msg, "channel %s to rank %d failed (%s); each operation class has one channel "
+                 "to it (PLEXUS_ROUTE), so there is no failover", ifc->name, lpid, why);
+        plx_pt2pt_peer_lost(lpid, msg, ended);
+        return;
+    }
     if (!left) {
         rp->lost = 1;
         rp->fast = NULL;        /* from now on sends reach the router, which drops them */
@@ -1343,6 +1411,13 @@ void plx_route_print_stats(struct plx_route_peer *rp, uint64_t sent, uint64_t se
                      (unsigned long long)ch->st_cls_pkts[1], (unsigned long long)ch->st_cls_bytes[1],
                      (unsigned long long)ch->st_cls_pkts[2], (unsigned long long)ch->st_cls_bytes[2]);
     }
+    /* issue 14, session 9: the acknowledgement layer of a peer with several channels */
+    if (rp->nchan >= 2)
+        plx_warn("stats: rank %d peer %d acknowledgements: %s, %llu packets tracked, %llu ACK packets sent, %llu "
+                 "received", plx_procs.my_lpid, rp->lpid,
+                 rp->rel && rp->rel->sender ? "on" : rp->pinned ? "none (one channel per operation class)" : "none",
+                 (unsigned long long)(rp->rel && rp->rel->sender ? rp->rel->next_lseq - 1 : 0),
+                 (unsigned long long)rp->st_acks_sent, (unsigned long long)rp->st_acks_recv);
 }
 
 void plx_route_describe(void (*line)(const char *text, void *arg), void *arg)

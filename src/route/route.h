@@ -59,6 +59,8 @@ struct plx_route_peer {
     struct plx_rel *rel;        /* acknowledgement layer, or NULL */
     int lost;                   /* the last channel failed: the peer is lost */
     int extra;                  /* its messages may be striped over extra channels (see route.c) */
+    int pinned;                 /* several channels, one per operation class: no acknowledgements (route.c) */
+    uint64_t st_acks_sent, st_acks_recv;        /* PLEXUS_STATS: ACK packets */
     uint64_t sent_bytes;        /* message bytes sent, until `extra` */
 };
 
@@ -170,6 +172,13 @@ plx_status_t plx_route_flush(struct plx_route_peer *rp, struct plx_tp_comp *comp
 /* Issue 14 (route.c): the instance with native remote memory for rp's
  * operations of `size` bytes (atomic: with native atomics too), or NULL. */
 struct plx_tp_iface *plx_route_rma_native(struct plx_route_peer *rp, size_t size, int atomic);
+/* Issue 14, session 9 (rma_am.c): element-wise atomics on rp's native
+ * channel (struct plx_tp_acc). acc_valid: the most elements one call takes
+ * for (kind, op, dt), 0 when no native channel can (flags:
+ * PLX_TP_ACC_ORDERED); acc: counts one on comp like the others, refused
+ * with PLX_ERR_UNSUPPORTED where acc_valid says 0 (no fallback). */
+size_t plx_route_acc_valid(struct plx_route_peer *rp, int kind, int op, int dt, unsigned *flags);
+plx_status_t plx_route_acc(struct plx_route_peer *rp, const struct plx_tp_acc *a, struct plx_tp_comp *comp);
 /* route.c: the fallback's packet handlers, and its answers waiting for room. */
 void plx_route_rma_upcalls(struct plx_tp_upcalls *up);
 int plx_route_rma_poll(void);

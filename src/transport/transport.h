@@ -150,6 +150,32 @@ struct plx_tp_mr {
 
 enum plx_tp_atomic_op { PLX_TP_AT_FADD = 1, PLX_TP_AT_SWAP, PLX_TP_AT_CSWAP };
 
+/* Element-wise atomics (issue 14, session 9): `count` elements of type
+ * `dt` at raddr combined with the origin's `in` by `op`. The numbering of
+ * ops and types is libfabric's (enum fi_op, enum fi_datatype), so that its
+ * transport passes them as they are; a transport of other hardware maps
+ * them. */
+enum plx_tp_acc_kind { PLX_TP_ACC_PLAIN = 1, PLX_TP_ACC_FETCH, PLX_TP_ACC_COMPARE };
+enum plx_tp_aop {
+    PLX_TP_AOP_MIN, PLX_TP_AOP_MAX, PLX_TP_AOP_SUM, PLX_TP_AOP_PROD, PLX_TP_AOP_LOR, PLX_TP_AOP_LAND,
+    PLX_TP_AOP_BOR, PLX_TP_AOP_BAND, PLX_TP_AOP_LXOR, PLX_TP_AOP_BXOR, PLX_TP_AOP_READ, PLX_TP_AOP_WRITE,
+    PLX_TP_AOP_CSWAP
+};
+enum plx_tp_adt {
+    PLX_TP_ADT_INT8, PLX_TP_ADT_UINT8, PLX_TP_ADT_INT16, PLX_TP_ADT_UINT16, PLX_TP_ADT_INT32, PLX_TP_ADT_UINT32,
+    PLX_TP_ADT_INT64, PLX_TP_ADT_UINT64, PLX_TP_ADT_FLOAT, PLX_TP_ADT_DOUBLE, PLX_TP_ADT_FLOAT_COMPLEX,
+    PLX_TP_ADT_DOUBLE_COMPLEX
+};
+#define PLX_TP_ACC_ORDERED 0x1  /* acc_valid: atomics to one peer are applied in the order issued */
+struct plx_tp_acc {
+    int kind, op, dt;
+    size_t count, elem;         /* elements, and bytes of one */
+    const void *in;             /* count elements (PLAIN, FETCH but READ, COMPARE: the new value) */
+    const void *cmp;            /* COMPARE: the value compared with */
+    void *res;                  /* FETCH, COMPARE: the old values */
+    uint64_t raddr, rkey;
+};
+
 struct plx_tp_ops {
     /* Can this instance reach world rank lpid? */
     int (*reaches)(struct plx_tp_iface *ifc, int lpid);
@@ -188,6 +214,13 @@ struct plx_tp_ops {
                            uint64_t *result, uint64_t raddr, uint64_t rkey, struct plx_tp_comp *comp);
     /* Completes when every operation issued to lpid before it is complete at the target. */
     plx_status_t (*flush)(struct plx_tp_iface *ifc, int lpid, struct plx_tp_comp *comp);
+    /* Optional element-wise atomics (issue 14): acc_valid answers the most
+     * elements one call takes for (kind, op, dt), 0 when the instance
+     * cannot do it, with PLX_TP_ACC_ORDERED in *flags when such atomics to
+     * one peer apply in issue order; acc issues one (its buffers stay
+     * untouched until comp completes). */
+    size_t (*acc_valid)(struct plx_tp_iface *ifc, int kind, int op, int dt, unsigned *flags);
+    plx_status_t (*acc)(struct plx_tp_iface *ifc, int lpid, const struct plx_tp_acc *a, struct plx_tp_comp *comp);
 };
 
 struct plx_tp_component;

@@ -1280,3 +1280,35 @@ def test_pt2pt_ofi_across_hosts(mpiexec, ofi_transport, pt2pt_progs, test_hosts,
                                         pt2pt_progs[name], marker]), timeout=240)
     assert job.proc.returncode == 0, job.stdout + job.stderr
     assert "ofi: provider tcp;ofi_rxm" in job.stderr, job.stderr
+
+
+# ---- issue 14, session 9: accumulates as native fabric atomics across hosts ---------------------
+
+@pytest.fixture(scope="session")
+def natacc_prog(build_dir, tmp_path_factory):
+    return build_mpi_tests(build_dir, tmp_path_factory.mktemp("natacc"), ["rma_natacc"])["rma_natacc"]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("route", ["ofi", "hybrid"])
+def test_native_accumulates_across_hosts(mpiexec, ofi_transport, natacc_prog, test_hosts, marker, launch, route):
+    # every predefined op on the basic types, data checked (tests/mpi/rma_natacc.c), 4 ranks on 2 hosts:
+    # over ofi alone, and over the hybrid route (two-sided over TCP, one-sided over ofi), whose peers
+    # must have no acknowledgement layer
+    c = test_hosts(2)
+    genv = ["-genv", "PLEXUS_OFI_PROVIDER", "tcp+ofi_rxm", "-genv", "PLEXUS_STATS", "1"]
+    if route == "ofi":
+        genv += ["-genv", "PLEXUS_TRANSPORTS", "ofi"]
+    else:
+        genv += ["-genv", "PLEXUS_TRANSPORTS", "tcp,ofi", "-genv", "PLEXUS_ROUTE", "rma:ofi"]
+    job = launch(hosts_job(c, mpiexec, genv + ["-n", "4", natacc_prog, marker]), timeout=240)
+    where = job.stdout[-2000:] + job.stderr[-4000:]
+    assert job.proc.returncode == 0, where
+    assert re.search(r"rma_natacc: \d+ checks passed \(np=4\)", job.stdout), where
+    native = [int(n) for n in re.findall(r"stats: rank \d window \d+: accumulates to other ranks (\d+) as native",
+                                          job.stderr)]
+    assert len(native) == 4 and all(n > 0 for n in native), where
+    if route == "hybrid":
+        acks = re.findall(r"stats: rank \d peer \d acknowledgements: (.*)", job.stderr)
+        assert acks and all(a.startswith("none (one channel per operation class), 0 packets tracked, "
+                                         "0 ACK packets sent, 0 received") for a in acks), where

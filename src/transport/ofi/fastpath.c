@@ -84,6 +84,9 @@ struct plx_ofi_fp_in {
     int busy;                   /* delivering: the upcall must not take the same slot again */
     uint32_t made_after;        /* small packets of the peer when the ring was made */
     uint64_t st_pkts;
+    uint64_t pkts_mark;         /* st_pkts at the last eviction check (session 9) */
+    int revoking;               /* asked the peer to stop writing (session 9) */
+    int free_after;             /* revoked while draining: freed at the end of the drain */
 };
 
 /* The ring here writes into, at a peer. */
@@ -96,7 +99,8 @@ struct plx_ofi_fp_out {
     uint32_t nslots, slot;
     uint32_t sent;              /* packets written */
     uint32_t acked;             /* packets the peer has taken */
-    int dead;                   /* a write failed: send/recv from now on */
+    int dead;                   /* a write failed, or revoked: send/recv from now on */
+    struct plx_list link;       /* revoked: on plx_ofi.fp_retired until finalize */
     struct plx_ofi_op *ops;     /* a context per slot (kind 0: free) */
     uint64_t st_pkts, st_full, st_big;
 };
@@ -110,6 +114,13 @@ struct plx_ofi_early {
 };
 
 static int plx_ofi_fp_nearly;   /* kept packets, all peers */
+
+/* Session 9, eviction: the sreq of a CTS|F_TRANSPORT that carries no offer.
+ * REVOKE (receiver to sender): stop writing into my ring. REVOKED (sender
+ * to receiver, payload: packets written into it): stopped. The answer is
+ * numbered like every packet, so the receiver handles it only after every
+ * ring packet written before it: the ring is drained when it comes. */
+enum { PLX_OFI_FP_REVOKE = 1, PLX_OFI_FP_REVOKED = 2 };
 
 static inline uint32_t plx_ofi_fp_mark(uint32_t n)
 {
@@ -131,6 +142,9 @@ void plx_ofi_fp_open(void)
 {
     plx_ofi.fp_cap = 0;
     plx_ofi.fp_nin = 0;
+    plx_ofi.fp_revoking = 0;
+    plx_ofi.fp_revoked = 0;
+    plx_list_init(&plx_ofi.fp_retired);
     plx_ofi_fp_nearly = 0;
     int want = plx_config.ofi_fp_peers;
     const char *mode = plx_config.ofi_fp;
@@ -207,6 +221,7 @@ plx_status_t plx_ofi_fp_send(int lpid, const struct plx_ofi_pfx *pfx, const stru
         struct plx_ofi_op *op = &o->ops[i];
         op->kind = PLX_OFI_OP_FPW;
         op->lpid = lpid;
+        op->dst = o;            /* its ring, which may be revoked before the completion */
         rc = fi_write(plx_ofi.ep, s, n, o->desc, dest, ra, o->rkey, op);
         if (rc == 0)
             plx_ofi.fp_wbusy++;
@@ -231,7 +246,7 @@ void plx_ofi_fp_write_done(struct plx_ofi_op *op, int ok)
     op->kind = 0;
     plx_ofi.fp_wbusy--;
     if (!ok) {
-        struct plx_ofi_fp_out *o = plx_ofi.peers[op->lpid].fout;
+        struct plx_ofi_fp_out *o = op->dst;
         if (o)
             o->dead = 1;
     }
@@ -287,6 +302,65 @@ static void plx_ofi_fp_early_drain(int lpid, struct plx_ofi_peer *p)
     }
 }
 
+/* Session 9: peer lpid has passed the threshold again with every ring
+ * given. The ring that took the fewest packets since the last check is
+ * revoked if it took fewer than lpid sent by send/recv since its own last
+ * check (PLEXUS_OFI_FASTPATH_AFTER at least); lpid's next small packet after
+ * the drain makes its ring. */
+static void plx_ofi_fp_evict(int lpid, struct plx_ofi_peer *p)
+{
+    uint32_t busy = p->small_in - p->evict_at;
+    p->evict_at = p->small_in;
+    int victim = -1;
+    uint64_t least = UINT64_MAX;
+    for (int i = 0; i < plx_ofi.fp_nin; i++) {
+        struct plx_ofi_fp_in *f = plx_ofi.peers[plx_ofi.fp_in_lpids[i]].fin;
+        uint64_t recent = f->st_pkts - f->pkts_mark;
+        f->pkts_mark = f->st_pkts;
+        if (recent < least) {
+            least = recent;
+            victim = plx_ofi.fp_in_lpids[i];
+        }
+    }
+    if (victim < 0 || least >= busy)
+        return;
+    plx_ofi.peers[victim].fin->revoking = 1;
+    plx_ofi.fp_revoking = 1;
+    plx_ofi_ctl_pl(victim, PLX_PKT_CTS, PLX_OFI_FP_REVOKE, NULL, 0);
+    plx_debug(1, "ofi: fast path: revoking rank %d's ring (%llu packets since the last look) for rank %d (%u small "
+              "ones by send/recv)", victim, (unsigned long long)least, lpid, busy);
+}
+
+/* The revoked ring of lpid is drained: unregistered and freed; the peer
+ * starts again from no ring (its count of small packets too). */
+static void plx_ofi_fp_free_in(int lpid)
+{
+    struct plx_ofi_peer *p = &plx_ofi.peers[lpid];
+    struct plx_ofi_fp_in *f = p->fin;
+    if (f->busy) {
+        f->free_after = 1;
+        return;
+    }
+    if (f->mr)
+        fi_close(&f->mr->fid);
+    free(f->mem);
+    free(f);
+    p->fin = NULL;
+    p->ring_taken = 0;
+    p->ack_sent = 0;
+    p->small_in = p->evict_at = 0;
+    for (int i = 0; i < plx_ofi.fp_nin; i++) {
+        if (plx_ofi.fp_in_lpids[i] == lpid) {
+            memmove(&plx_ofi.fp_in_lpids[i], &plx_ofi.fp_in_lpids[i + 1],
+                    (size_t)(plx_ofi.fp_nin - i - 1) * sizeof plx_ofi.fp_in_lpids[0]);
+            plx_ofi.fp_nin--;
+            break;
+        }
+    }
+    plx_ofi.fp_revoking = 0;
+    plx_ofi.fp_revoked++;
+}
+
 void plx_ofi_fp_rx(int lpid, const struct plx_ofi_pfx *pfx, const struct plx_hdr *h, size_t plen)
 {
     struct plx_ofi_peer *p = &plx_ofi.peers[lpid];
@@ -296,8 +370,13 @@ void plx_ofi_fp_rx(int lpid, const struct plx_ofi_pfx *pfx, const struct plx_hdr
         p->rx_expect++;
         if (plx_ofi.fp_cap && !p->fin && !(h->flags & PLX_PKT_F_TRANSPORT) &&
             sizeof *h + plen <= plx_ofi_fp_room((uint32_t)plx_config.ofi_fp_slot) &&
-            ++p->small_in > (uint32_t)plx_config.ofi_fp_after && plx_ofi.fp_nin < plx_ofi.fp_cap)
-            plx_ofi_fp_make(lpid, p);
+            ++p->small_in > (uint32_t)plx_config.ofi_fp_after) {
+            if (plx_ofi.fp_nin < plx_ofi.fp_cap)
+                plx_ofi_fp_make(lpid, p);
+            else if (plx_config.ofi_fp_evict && !plx_ofi.fp_revoking &&
+                     p->small_in - p->evict_at > (uint32_t)plx_config.ofi_fp_after)
+                plx_ofi_fp_evict(lpid, p);
+        }
         plx_ofi_deliver(lpid, h, h + 1);
         if (plx_unlikely(!plx_list_empty(&p->rx_early)))
             plx_ofi_fp_early_drain(lpid, p);
@@ -376,14 +455,20 @@ static int plx_ofi_fp_drain(int lpid)
         break;
     }
     f->busy = 0;
+    if (plx_unlikely(f->free_after))
+        plx_ofi_fp_free_in(lpid);
     return work;
 }
 
 int plx_ofi_fp_poll(void)
 {
     int work = 0;
-    for (int i = 0; i < plx_ofi.fp_nin; i++)
+    for (int i = 0; i < plx_ofi.fp_nin; i++) {
+        int n = plx_ofi.fp_nin;
         work += plx_ofi_fp_drain(plx_ofi.fp_in_lpids[i]);
+        if (plx_ofi.fp_nin < n)
+            i--;                /* its ring was revoked and freed: the next one moved here */
+    }
     return work;
 }
 
@@ -432,6 +517,31 @@ void plx_ofi_fp_ctl(int lpid, const struct plx_hdr *h, const void *payload)
         uint64_t pl[4];
         memcpy(pl, payload, sizeof pl);
         plx_ofi_fp_take_offer(lpid, pl);
+    } else if (h->type == PLX_PKT_CTS && h->sreq == PLX_OFI_FP_REVOKE) {
+        /* stop writing (the ring stays, retired, until its writes are done:
+         * finalize), and say how many packets were written */
+        struct plx_ofi_peer *p = &plx_ofi.peers[lpid];
+        uint64_t sent = 0;
+        if (p->fout) {
+            struct plx_ofi_fp_out *o = p->fout;
+            o->dead = 1;
+            sent = o->sent;
+            plx_list_push_back(&plx_ofi.fp_retired, &o->link);
+            p->fout = NULL;
+        }
+        plx_ofi_ctl_pl(lpid, PLX_PKT_CTS, PLX_OFI_FP_REVOKED, &sent, 1);
+    } else if (h->type == PLX_PKT_CTS && h->sreq == PLX_OFI_FP_REVOKED && h->len == sizeof(uint64_t)) {
+        struct plx_ofi_peer *p = &plx_ofi.peers[lpid];
+        uint64_t sent;
+        memcpy(&sent, payload, sizeof sent);
+        if (!p->fin || !p->fin->revoking)
+            return;
+        if (p->ring_taken != (uint32_t)sent)
+            plx_warn("ofi: fast path: rank %d wrote %llu packets into its revoked ring, %u were taken", lpid,
+                     (unsigned long long)sent, p->ring_taken);
+        plx_debug(1, "ofi: fast path: rank %d's ring is revoked after %llu packets", lpid,
+                  (unsigned long long)sent);
+        plx_ofi_fp_free_in(lpid);
     }
     /* PLX_PKT_CREDIT: its prefix carried the credit */
 }
@@ -447,7 +557,8 @@ void plx_ofi_fp_finalize(void)
         for (int i = 0; i < plx_ofi.fp_nin && l < sizeof list; i++)
             l += (size_t)snprintf(list + l, sizeof list - l, "%s%d", i ? "," : "", plx_ofi.fp_in_lpids[i]);
         plx_warn("stats: rank %d ofi fast path: %d rings here of at most %d (PLEXUS_OFI_FASTPATH_PEERS), from ranks "
-                 "[%s]", me, plx_ofi.fp_nin, plx_ofi.fp_cap, list);
+                 "[%s], %llu revoked", me, plx_ofi.fp_nin, plx_ofi.fp_cap, list,
+                 (unsigned long long)plx_ofi.fp_revoked);
         for (int lp = 0; lp < plx_procs.n; lp++) {
             struct plx_ofi_peer *p = &plx_ofi.peers[lp];
             if (!p->fin && !p->fout)
@@ -485,6 +596,15 @@ void plx_ofi_fp_finalize(void)
             plx_list_remove(&e->link);
             free(e);
         }
+    }
+    while (plx_ofi.fp_retired.next && !plx_list_empty(&plx_ofi.fp_retired)) {
+        struct plx_ofi_fp_out *o = plx_list_entry(plx_ofi.fp_retired.next, struct plx_ofi_fp_out, link);
+        plx_list_remove(&o->link);
+        if (o->mr)
+            fi_close(&o->mr->fid);
+        free(o->stage);
+        free(o->ops);
+        free(o);
     }
     free(plx_ofi.fp_in_lpids);
     plx_ofi.fp_in_lpids = NULL;

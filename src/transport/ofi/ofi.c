@@ -634,6 +634,8 @@ static struct plx_ofi_op *plx_ofi_op_get(int kind)
 
 static void plx_ofi_op_put(struct plx_ofi_op *op)
 {
+    free(op->scratch);
+    op->scratch = NULL;
     plx_list_push_front(&plx_ofi.op_free, &op->link);
 }
 
@@ -1384,6 +1386,56 @@ static plx_status_t plx_ofi_atomic_at(int lpid, int aop, uint64_t operand, uint6
     return plx_ofi_rma_posted(op, rc, "fi_fetch_atomic/fi_compare_atomic", 8);
 }
 
+/* Session 9: an element-wise atomic (fi_atomic, fi_fetch_atomic,
+ * fi_compare_atomic) of a->count elements. The buffers are the caller's
+ * (acc_valid answers nothing under FI_MR_LOCAL, so none is registered),
+ * kept untouched by it until the completion. */
+_Static_assert(PLX_TP_AOP_BXOR == (int)FI_BXOR && PLX_TP_AOP_READ == (int)FI_ATOMIC_READ &&
+                   PLX_TP_AOP_CSWAP == (int)FI_CSWAP && PLX_TP_ADT_DOUBLE == (int)FI_DOUBLE &&
+                   PLX_TP_ADT_DOUBLE_COMPLEX == (int)FI_DOUBLE_COMPLEX,
+               "the router's atomic ops and types are numbered as libfabric's");
+
+static plx_status_t plx_ofi_acc_at(int lpid, const struct plx_tp_acc *a, uint64_t raddr, uint64_t rkey,
+                                   struct plx_tp_comp *comp)
+{
+    fi_addr_t dest;
+    plx_status_t st;
+    struct plx_ofi_op *op = plx_ofi_rma_op(lpid, NULL, 0, comp, &dest, &st);
+    if (!op)
+        return st;
+    enum fi_datatype dt = (enum fi_datatype)a->dt;
+    enum fi_op fop = (enum fi_op)a->op;
+    ssize_t rc;
+    const char *what;
+    if (a->kind == PLX_TP_ACC_PLAIN) {
+        /* A plain accumulate goes as a fetching atomic whose old values are
+         * dropped: its completion then means applied at the target, which
+         * fence and flush count on. fi_atomic's own completion is the
+         * provider's default (transmit complete), and asking it for
+         * FI_DELIVERY_COMPLETE (fi_atomicmsg) made libfabric 1.17's shm
+         * provider apply strided runs' elements wrongly here. */
+        size_t n = a->count * a->elem;
+        void *old = n <= sizeof op->abuf ? (void *)op->abuf : (op->scratch = plx_malloc(n));
+        rc = fi_fetch_atomic(plx_ofi.ep, a->in, a->count, NULL, old, NULL, dest, raddr, rkey, dt, fop, op);
+        what = "fi_fetch_atomic";
+    } else if (a->kind == PLX_TP_ACC_FETCH) {
+        /* a read sends no operand: the result buffer stands in for it */
+        const void *in = a->op == PLX_TP_AOP_READ ? a->res : a->in;
+        rc = fi_fetch_atomic(plx_ofi.ep, in, a->count, NULL, a->res, NULL, dest, raddr, rkey, dt, fop, op);
+        what = "fi_fetch_atomic";
+    } else {
+        rc = fi_compare_atomic(plx_ofi.ep, a->in, a->count, NULL, a->cmp, NULL, a->res, NULL, dest, raddr, rkey, dt,
+                               fop, op);
+        what = "fi_compare_atomic";
+    }
+    st = plx_ofi_rma_posted(op, rc, what, a->count * a->elem);
+    if (st == PLX_OK) {
+        plx_ofi.peers[lpid].st_acc_ops++;
+        plx_ofi.peers[lpid].st_acc_elems += a->count;
+    }
+    return st;
+}
+
 /* Where q goes: 1 (*addr, *key: what the provider wants), 0 not known yet
  * (asked), -1 outside every region of the target. */
 static int plx_ofi_resolve(int lpid, const struct plx_ofi_rpend *q, uint64_t *addr, uint64_t *key)
@@ -1407,7 +1459,7 @@ static int plx_ofi_resolve(int lpid, const struct plx_ofi_rpend *q, uint64_t *ad
     }
     if (r->state == 0)
         return 0;
-    size_t len = q->kind == PLX_OFI_R_ATOMIC ? 8 : q->len;
+    size_t len = q->kind == PLX_OFI_R_ATOMIC ? 8 : q->kind == PLX_OFI_R_ACC ? q->acc.count * q->acc.elem : q->len;
     if (r->state < 0 || q->raddr < r->base || len > r->len || q->raddr - r->base > r->len - len)
         return -1;
     *addr = q->raddr - r->base;
@@ -1422,6 +1474,8 @@ static plx_status_t plx_ofi_rma_go(int lpid, const struct plx_ofi_rpend *q, uint
         return plx_ofi_put_at(lpid, q->local, q->len, addr, key, q->comp);
     case PLX_OFI_R_GET:
         return plx_ofi_get_at(lpid, q->local, q->len, addr, key, q->comp);
+    case PLX_OFI_R_ACC:
+        return plx_ofi_acc_at(lpid, &q->acc, addr, key, q->comp);
     default:
         return plx_ofi_atomic_at(lpid, q->aop, q->operand, q->compare, q->result, addr, key, q->comp);
     }
@@ -1514,6 +1568,44 @@ static plx_status_t plx_ofi_atomic(struct plx_tp_iface *ifc, int lpid, int aop, 
         return PLX_ERR_ARG;
     struct plx_ofi_rpend q = { .kind = PLX_OFI_R_ATOMIC, .aop = aop, .operand = operand, .compare = compare,
                                .result = result, .raddr = raddr, .rkey = rkey, .comp = comp };
+    return plx_ofi_rma_submit(lpid, &q);
+}
+
+/* Session 9: what the provider's atomics take (fi_atomicvalid and kin,
+ * asked once per triple). Nothing under FI_MR_LOCAL: the caller's buffers
+ * would need registering on every call. */
+static size_t plx_ofi_acc_valid(struct plx_tp_iface *ifc, int kind, int op, int dt, unsigned *flags)
+{
+    static int16_t known[3][PLX_TP_AOP_CSWAP + 1][PLX_TP_ADT_DOUBLE_COMPLEX + 1];     /* count + 1; 0 unknown */
+    (void)ifc;
+    *flags = 0;
+    if (!plx_ofi.atomic || (plx_ofi.mr_mode & FI_MR_LOCAL) || kind < PLX_TP_ACC_PLAIN ||
+        kind > PLX_TP_ACC_COMPARE || op < 0 || op > PLX_TP_AOP_CSWAP || dt < 0 || dt > PLX_TP_ADT_DOUBLE_COMPLEX)
+        return 0;
+    int16_t *k = &known[kind - 1][op][dt];
+    if (!*k) {
+        size_t cnt = 0;
+        /* a plain accumulate goes as a fetching one (plx_ofi_acc_at) */
+        int rc = kind == PLX_TP_ACC_PLAIN || kind == PLX_TP_ACC_FETCH
+                     ? fi_fetch_atomicvalid(plx_ofi.ep, (enum fi_datatype)dt, (enum fi_op)op, &cnt)
+                     : fi_compare_atomicvalid(plx_ofi.ep, (enum fi_datatype)dt, (enum fi_op)op, &cnt);
+        if (rc || cnt == 0)
+            cnt = 0;
+        *k = (int16_t)(PLX_MIN(cnt, (size_t)4096) + 1);
+    }
+    const uint64_t all = FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
+    if ((plx_ofi.info->tx_attr->msg_order & all) == all)
+        *flags |= PLX_TP_ACC_ORDERED;
+    return (size_t)(*k - 1);
+}
+
+static plx_status_t plx_ofi_acc(struct plx_tp_iface *ifc, int lpid, const struct plx_tp_acc *a,
+                                struct plx_tp_comp *comp)
+{
+    unsigned fl;
+    if (a->count == 0 || a->count > plx_ofi_acc_valid(ifc, a->kind, a->op, a->dt, &fl))
+        return PLX_ERR_UNSUPPORTED;
+    struct plx_ofi_rpend q = { .kind = PLX_OFI_R_ACC, .raddr = a->raddr, .rkey = a->rkey, .comp = comp, .acc = *a };
     return plx_ofi_rma_submit(lpid, &q);
 }
 
@@ -1667,10 +1759,12 @@ static void plx_ofi_finalize(void)
         for (int l = 0; plx_config.stats && l < plx_procs.n; l++)
             if (plx_ofi.peers[l].st_rma_ops)
                 plx_warn("stats: rank %d peer %d channel ofi: native remote memory %llu operations %llu bytes "
-                         "(%llu regions asked for their base)", plx_procs.my_lpid, l,
-                         (unsigned long long)plx_ofi.peers[l].st_rma_ops,
+                         "(%llu regions asked for their base); element atomics %llu operations %llu elements",
+                         plx_procs.my_lpid, l, (unsigned long long)plx_ofi.peers[l].st_rma_ops,
                          (unsigned long long)plx_ofi.peers[l].st_rma_bytes,
-                         (unsigned long long)plx_ofi.peers[l].st_queries);
+                         (unsigned long long)plx_ofi.peers[l].st_queries,
+                         (unsigned long long)plx_ofi.peers[l].st_acc_ops,
+                         (unsigned long long)plx_ofi.peers[l].st_acc_elems);
         plx_ofi_goodbye();
         plx_debug(1, "ofi: %llu rendezvous reads, %llu bytes", (unsigned long long)plx_ofi.nreads,
                   (unsigned long long)plx_ofi.nread_bytes);
@@ -1777,6 +1871,8 @@ static const struct plx_tp_ops plx_ofi_ops = {
     .put = plx_ofi_put,
     .get = plx_ofi_get,
     .atomic = plx_ofi_atomic,
+    .acc_valid = plx_ofi_acc_valid,
+    .acc = plx_ofi_acc,
     .flush = plx_ofi_flush,
 };
 

@@ -74,6 +74,7 @@ struct plx_ofi_op {
     size_t fit;                 /* READ: bytes to read */
     uint64_t *result;           /* RMA atomic: where the old value goes */
     uint64_t abuf[3];           /* RMA atomic: operand, compare, old value */
+    void *scratch;              /* element-wise atomic (session 9): old values nobody asked for, freed with the op */
 };
 
 /* A cached registration of [lo, hi). */
@@ -108,7 +109,7 @@ struct plx_ofi_rreg {
     uint64_t key, pkey, base, len;
     int state;                  /* 0 asked, 1 known, -1 no such region there */
 };
-enum { PLX_OFI_R_PUT = 1, PLX_OFI_R_GET, PLX_OFI_R_ATOMIC };
+enum { PLX_OFI_R_PUT = 1, PLX_OFI_R_GET, PLX_OFI_R_ATOMIC, PLX_OFI_R_ACC };
 struct plx_ofi_rpend {
     struct plx_list link;
     int kind, aop;
@@ -117,6 +118,7 @@ struct plx_ofi_rpend {
     uint64_t raddr, rkey, operand, compare;
     uint64_t *result;
     struct plx_tp_comp *comp;
+    struct plx_tp_acc acc;      /* PLX_OFI_R_ACC (session 9): an element-wise atomic */
 };
 /* A region registered here, for the queries. */
 struct plx_ofi_lreg {
@@ -148,6 +150,7 @@ struct plx_ofi_peer {
     int nrr, caprr;
     struct plx_list rpend;      /* offset addressing: operations waiting for their region's base */
     uint64_t st_queries;        /* PLEXUS_STATS: regions asked of it */
+    uint64_t st_acc_ops, st_acc_elems;  /* PLEXUS_STATS: element-wise atomics issued to it (session 9) */
     fi_addr_t addr;
     /* ordering over both paths (fastpath.c): every packet to a peer is
      * numbered, by send/recv or by its ring; the receiver delivers them in
@@ -156,6 +159,7 @@ struct plx_ofi_peer {
     uint32_t rx_expect;         /* the number of the next packet of it to deliver */
     struct plx_list rx_early;   /* struct plx_ofi_early: its send/recv packets waiting for ring ones */
     uint32_t small_in;          /* small packets of it received by send/recv */
+    uint32_t evict_at;          /* small_in when it last tried to take a quiet peer's ring (session 9) */
     uint32_t ack_sent;          /* ring packets of it taken, as last told it */
     uint32_t ring_taken;        /* packets of it taken from its ring here */
     struct plx_ofi_fp_in *fin;  /* the ring it writes into here, or NULL */
@@ -209,6 +213,9 @@ struct plx_ofi_state {
     int fp_cap;                 /* PLEXUS_OFI_FASTPATH_PEERS, 0 when the provider cannot carry it */
     int *fp_in_lpids;           /* peers with a ring here, in the order made */
     int fp_nin;
+    int fp_revoking;            /* a ring here is being revoked (at most one at a time) */
+    uint64_t fp_revoked;        /* PLEXUS_STATS: rings revoked here */
+    struct plx_list fp_retired; /* rings here wrote into, revoked, kept until finalize (their writes) */
     int fp_wbusy;               /* ring writes whose completion has not come */
 };
 
