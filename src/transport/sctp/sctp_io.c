@@ -373,6 +373,8 @@ static int plx_sctp_flush_stream(struct plx_sctp_peer *p, unsigned s, int *work)
              * eager message waits behind little; the acknowledgements that
              * free room call the send callback, which wakes the engine to
              * send the next piece */
+            if (atomic_load_explicit(&plx_sctp.want_room, memory_order_acquire))
+                return 0;       /* nothing acknowledged since the last look (the send callback clears it) */
             size_t held = plx_sctp_outq(p->out);
             if (held && held + len > plx_sctp.pace) {
                 plx_sctp.st_paced++;
