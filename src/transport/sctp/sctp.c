@@ -1007,7 +1007,8 @@ static void plx_sctp_init_early(void)
  * (usrsctp alone: 9-14 us). Bound but sleeping at once (~33-45 us), or
  * unbound with the full spin (27-50 us, erratic), gain little; session 8's
  * note of issue 13 has the figures. So when SCTP carries all of this
- * rank's traffic, the rank lets go of a binding that our mpiexec made by
+ * rank's traffic (PLEXUS_TRANSPORTS leaves no other transport for its
+ * peers, or PLEXUS_ROUTE's rules send everything over sctp), the rank lets go of a binding that our mpiexec made by
  * default (PLEXUS_MPIEXEC_CPUS; an explicit PLEXUS_BIND=core, or another
  * launcher's binding, is kept), and a wait stops spinning after the
  * engine's first check (plx_sctp_cpu_shared: it then yields

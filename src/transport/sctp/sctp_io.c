@@ -23,7 +23,12 @@
  * its completion is reported by the poll once usrsctp has taken the last
  * byte. Flushing serves stream 0 first, then the matched-message streams,
  * then the DATA streams, so a small message never waits in our queues behind
- * a bulk transfer.
+ * a bulk transfer. In usrsctp's it would wait behind whatever of the bulk
+ * usrsctp already holds (up to the window), so while eager messages flow
+ * between two ranks the DATA streams are paced (PLEXUS_SCTP_PACE): pieces
+ * of half the pace, sent only while usrsctp holds less than the pace for
+ * the association; the send callback wakes the engine when an
+ * acknowledgement frees room.
  */
 #include <errno.h>
 #include <stdlib.h>
