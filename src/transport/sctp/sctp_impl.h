@@ -87,6 +87,7 @@ struct plx_sctp_peer {
     char addrs[160];            /* what we connect to, for messages */
     char host[64];              /* its host (from its card; "?" if it connected to us first) */
     double chatty_until;        /* eager messages went either way lately: rendezvous data is paced until then */
+    int paced_wait;             /* its rendezvous data waits for an acknowledgement (want_room) */
 };
 
 struct plx_sctp_assoc {

@@ -378,14 +378,21 @@ static int plx_sctp_flush_stream(struct plx_sctp_peer *p, unsigned s, int *work)
              * eager message waits behind little; the acknowledgements that
              * free room call the send callback, which wakes the engine to
              * send the next piece */
-            if (atomic_load_explicit(&plx_sctp.want_room, memory_order_acquire))
+            if (p->paced_wait && atomic_load_explicit(&plx_sctp.want_room, memory_order_acquire))
                 return 0;       /* nothing acknowledged since the last look (the send callback clears it) */
+            /* asked for before looking: an acknowledgement that frees room
+             * after the look still rings (set after it, one that came in
+             * between was lost, and the stream waited for the next) */
+            int had = atomic_exchange_explicit(&plx_sctp.want_room, 1, memory_order_acq_rel);
             size_t held = plx_sctp_outq(p->out);
             if (held && held + len > plx_sctp.pace) {
                 plx_sctp.st_paced++;
-                atomic_store_explicit(&plx_sctp.want_room, 1, memory_order_release);
+                p->paced_wait = 1;
                 return 0;
             }
+            p->paced_wait = 0;
+            if (!had)
+                atomic_store_explicit(&plx_sctp.want_room, 0, memory_order_release);
         }
         ssize_t w = plx_sctp_sendmsg(p->out, s, msg, len);
         if (w < 0 && (errno == EWOULDBLOCK || errno == EAGAIN || errno == ENOBUFS)) {
