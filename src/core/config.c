@@ -161,6 +161,10 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_SCTP_ASSOC_RETRANS", PLX_SET_INT, "10", sctp_assoc_retrans,
             "Retransmissions in a row over all paths after which an SCTP association is given up (each path "
             "is given up after 2; RTO 100..500 ms)"),
+    PLX_SET("PLEXUS_SCTP_PACE", PLX_SET_SIZE, "32K", sctp_pace,
+            "While eager messages go to or come from a peer (and 5 ms after), rendezvous data to it is handed to "
+            "usrsctp in pieces of half this, with at most this much unacknowledged, so those messages wait behind "
+            "little (head-of-line); streaming alone is not paced; 0 = never paced"),
     /* issue 14: the libfabric transport */
     PLX_SET("PLEXUS_OFI_PROVIDER", PLX_SET_STRING, "", ofi_provider,
             "libfabric provider of the ofi transport (e.g. tcp;ofi_rxm or tcp+ofi_rxm, shm, sockets); default: FI_PROVIDER, "

@@ -269,6 +269,21 @@ static int plx_route_parse(const char *spec, char *err, size_t errlen)
     return 0;
 }
 
+/* Issue 13: see route.h. A target names comp when it is comp itself, or
+ * one of its instances: comp followed by digits (sctp0). */
+int plx_route_rules_all_to(const char *comp)
+{
+    size_t n = strlen(comp);
+    for (int k = 0; k < plx_route.nrules; k++) {
+        const struct plx_route_rule *r = &plx_route.rules[k];
+        if (strncmp(r->target, comp, n) || strspn(r->target + n, "0123456789") != strlen(r->target + n))
+            return 0;
+        if (r->cls == PLX_RC_ANY && r->lo == 0 && r->hi == SIZE_MAX)
+            return 1;
+    }
+    return 0;
+}
+
 static int plx_route_is_component(const char *name)
 {
     for (size_t i = 0; i < plx_route.nlist; i++)

@@ -69,6 +69,10 @@ extern struct plx_tp_iface *plx_route_ifaces[PLX_ROUTE_MAX_IFACES];
 extern int plx_route_nifaces;
 
 int plx_route_enabled(const char *name);
+/* Issue 13: do the PLEXUS_ROUTE rules send every message to every peer
+ * over component `comp` (its instances, striped or not) while it works?
+ * So when every rule up to the first that matches everything names it. */
+int plx_route_rules_all_to(const char *comp);
 
 /* MPI_Init: parses PLEXUS_ROUTE, publishes the components' cards (before
  * the card fence) ... */

@@ -1007,7 +1007,8 @@ static void plx_sctp_init_early(void)
  * (usrsctp alone: 9-14 us). Bound but sleeping at once (~33-45 us), or
  * unbound with the full spin (27-50 us, erratic), gain little; session 8's
  * note of issue 13 has the figures. So when SCTP carries all of this
- * rank's traffic, the rank lets go of a binding that our mpiexec made by
+ * rank's traffic (PLEXUS_TRANSPORTS leaves no other transport for its
+ * peers, or PLEXUS_ROUTE's rules send everything over sctp), the rank lets go of a binding that our mpiexec made by
  * default (PLEXUS_MPIEXEC_CPUS; an explicit PLEXUS_BIND=core, or another
  * launcher's binding, is kept), and a wait stops spinning after the
  * engine's first check (plx_sctp_cpu_shared: it then yields
@@ -1018,6 +1019,8 @@ static void plx_sctp_init_early(void)
  * before.) */
 static int plx_sctp_carries_all(void)
 {
+    if (plx_route_rules_all_to("sctp"))
+        return 1;               /* PLEXUS_ROUTE="*:sctp", whatever else is enabled */
     return plx_config.transports[0] && !plx_route_enabled("tcp") && !plx_route_enabled("ofi") &&
            (!plx_route_enabled("shm") || plx_procs.nlocal == 1);
 }
@@ -1103,6 +1106,7 @@ static plx_status_t plx_sctp_open(const struct plx_tp_upcalls *up, int needed, s
     plx_sctp.eager_max = plx_config.sctp_eager_max;
     plx_sctp.credit = plx_config.sctp_eager_credit;
     plx_sctp.sendq_max = (size_t)4 << 20;
+    plx_sctp.pace = plx_config.sctp_pace;
     if (plx_sctp.credit < plx_sctp.eager_max + 64) {
         plx_warn("PLEXUS_SCTP_EAGER_CREDIT=%zu must be at least PLEXUS_SCTP_EAGER_MAX (%zu) + 64", plx_sctp.credit,
                  plx_sctp.eager_max);
@@ -1147,6 +1151,28 @@ static plx_status_t plx_sctp_open(const struct plx_tp_upcalls *up, int needed, s
 
 /* --- finalize ------------------------------------------------------------------------- */
 
+/* SCTP_GET_SNDBUF_USE: read-only option of usrsctp's stack (the bytes an
+ * association holds for sending) that usrsctp.h does not name. */
+#ifndef SCTP_GET_SNDBUF_USE
+#define SCTP_GET_SNDBUF_USE 0x00001101
+struct sctp_sockstat {
+    sctp_assoc_t ss_assoc_id;
+    uint32_t ss_total_sndbuf;
+    uint32_t ss_total_recv_buf;
+};
+#endif
+
+size_t plx_sctp_outq(struct plx_sctp_assoc *a)
+{
+    struct sctp_sockstat ss;
+    socklen_t sl = sizeof ss;
+    memset(&ss, 0, sizeof ss);
+    ss.ss_assoc_id = a->id;
+    if (usrsctp_getsockopt(plx_sctp.so, IPPROTO_SCTP, SCTP_GET_SNDBUF_USE, &ss, &sl) != 0)
+        return 0;               /* gone: the notification follows */
+    return ss.ss_total_sndbuf;
+}
+
 /* Does usrsctp still hold data of ours that the peer has not acknowledged? */
 static int plx_sctp_unacked(struct plx_sctp_assoc *a)
 {
@@ -1186,6 +1212,13 @@ static void plx_sctp_debug_stats(void)
     plx_debug(1, "sctp: usrsctp: %u packets sent, %u DATA chunks retransmitted (%u fast), %u timeouts of "
               "data, %u output errors", st.sctps_sendpackets, st.sctps_sendretransdata, st.sctps_sendfastretrans,
               st.sctps_timodata, st.sctps_senderrors);
+    plx_debug(1, "sctp: %llu small messages sent with on average %.0f bytes ahead of each in usrsctp; %llu "
+              "received, on average %.1f us from usrsctp's callback to our poll; rendezvous paced %llu times",
+              (unsigned long long)plx_sctp.st_small,
+              plx_sctp.st_small ? (double)plx_sctp.st_small_ahead / (double)plx_sctp.st_small : 0.0,
+              (unsigned long long)plx_sctp.st_small_rx,
+              plx_sctp.st_small_rx ? plx_sctp.st_small_handoff / (double)plx_sctp.st_small_rx * 1e6 : 0.0,
+              (unsigned long long)plx_sctp.st_paced);
 }
 
 static void plx_sctp_stop_stack(void)

@@ -26,6 +26,7 @@
 #define PLX_SCTP_MAX_STREAMS 256
 #define PLX_SCTP_FINALIZE_SECONDS 10.0    /* finalize waits this long at most for its data to be acknowledged */
 #define PLX_SCTP_BYE_WAIT 3.0           /* ... and this long for the peers' BYE */
+#define PLX_SCTP_PACE_HOLD 0.005        /* pacing lasts this long after an eager message to or from the peer */
 
 /* A message (or a notification) from usrsctp's threads, as received. */
 struct plx_sctp_rx {
@@ -35,6 +36,7 @@ struct plx_sctp_rx {
     sctp_assoc_t assoc;
     uint16_t sid;
     int notification;
+    double t;                   /* when the callback queued it (PLEXUS_DEBUG only, else 0) */
 };
 
 /* A packet waiting in a stream's send queue: hdr + copied payload, and for
@@ -84,6 +86,8 @@ struct plx_sctp_peer {
     int fail_ended;
     char addrs[160];            /* what we connect to, for messages */
     char host[64];              /* its host (from its card; "?" if it connected to us first) */
+    double chatty_until;        /* eager messages went either way lately: rendezvous data is paced until then */
+    int paced_wait;             /* its rendezvous data waits for an acknowledgement (want_room) */
 };
 
 struct plx_sctp_assoc {
@@ -143,6 +147,12 @@ struct plx_sctp_global {
     unsigned npolls;
     int nconnecting;
     uint64_t st_strangers;      /* associations aborted as strangers */
+    size_t pace;                /* PLEXUS_SCTP_PACE: rendezvous bytes an association may hold in usrsctp */
+    /* PLEXUS_DEBUG=1: where a small message waits (printed at finalize) */
+    uint64_t st_paced;          /* flushes of rendezvous data stopped by the pace */
+    uint64_t st_small, st_small_ahead;  /* small messages sent, and the bytes usrsctp held before each */
+    uint64_t st_small_rx;       /* small messages received ... */
+    double st_small_handoff;    /* ... and their seconds from usrsctp's callback to our poll, summed */
 };
 
 extern struct plx_sctp_global plx_sctp;
@@ -156,6 +166,10 @@ plx_status_t plx_sctp_connect(struct plx_sctp_peer *p);
 void plx_sctp_abort(struct plx_sctp_assoc *a, const char *why);
 void plx_sctp_on_ctl(struct plx_sctp_assoc *a, const struct plx_hdr *h, const void *payload);
 struct plx_sctp_peer *plx_sctp_peer_get(int lpid);
+
+/* Bytes of ours that usrsctp holds for association a: in its stream
+ * queues, chunked, or sent and not yet acknowledged. */
+size_t plx_sctp_outq(struct plx_sctp_assoc *a);
 
 /* sctp_io.c */
 int plx_sctp_rx_cb(struct socket *so, union sctp_sockstore addr, void *data, size_t len, struct sctp_rcvinfo rcv,
