@@ -40,21 +40,28 @@
  *    from the application the packet that woke it), an application thread is
  *    driving the engine (a wait spinning, a loop of MPI_Test): the thread
  *    *parks*. It withdraws from the doorbells (so shared-memory senders stop
- *    ringing and TCP sockets stop waking it) and sleeps on its own eventfd
- *    for short periods (PLX_PROGRESS_PARK_MIN_US, doubling up to _MAX_US),
- *    reading `app_gen` without the lock when it wakes; it takes the lock again only
- *    once the application has been quiet for a whole period, or when rung.
- *    So while the application communicates, its calls find the lock free:
- *    the thread costs them one uncontended mutex pair per call and at most
- *    one wake-up of the parked thread a millisecond, not a lock handed back
- *    and forth per message.
+ *    ringing and TCP sockets stop waking it) and sleeps on its own eventfd.
+ *  - Application calls count themselves in and out of the library
+ *    (plx_lock.app_inside, api/api.h: a plain increment and decrement under
+ *    the lock they take anyway). While parked, the thread sets
+ *    plx_lock.exit_armed under the lock; the call that then leaves MPI
+ *    clears it and rings the eventfd (one write), and the thread takes over
+ *    at once. It does not park when the application polled but has left
+ *    already. Rings are rate-limited by a hold-off when the application
+ *    comes back at once (a ping-pong; see PLX_PROGRESS_HOLDOFF_MIN_US), and
+ *    the thread also looks every PARK_MAX whether the application still
+ *    polls. So while the application communicates, its calls find the lock
+ *    free: the thread costs them one uncontended mutex pair per call and at
+ *    most about a thousand wake-ups a second, not a lock handed back and
+ *    forth per message.
  *  - When the application stops calling MPI, the thread *watches*: it
  *    announces its sleep to the transports (plx_route_sleep_prepare: the
  *    shared-memory `sleeping` count, TCP's epoll set), polls once more
  *    (nothing published before the announcement is missed), lets go of the
- *    lock and sleeps in poll() on their descriptors and its eventfd: one to
- *    two park periods after the application's last poll, and at once when
- *    an application thread goes to sleep in a wait.
+ *    lock and sleeps in poll() on their descriptors and its eventfd: as
+ *    soon as the application's last call leaves (within the hold-off, at
+ *    most 1 ms, in a ping-pong), and at once when an application thread
+ *    goes to sleep in a wait.
  *  - An application thread whose wait has spun and yielded in vain does not
  *    sleep on the doorbells itself: it sleeps on the condition variable
  *    (`nwaiting`), behind the thread, and rings the thread's eventfd if it
@@ -112,10 +119,14 @@ static struct {
     int on;                     /* the thread runs (set before it starts, cleared after the join) */
     int stop;                   /* finalize asks it to end */
     int parked;                 /* it sleeps on the eventfd only (see above) */
+    int left;                   /* an application thread left MPI and rang it (under the lock) */
     unsigned long app_gen;      /* polls made by application threads */
+    long holdoff;               /* the thread's: how long its next park is deaf to leaves, us (0: none) */
+    double last_left;           /* the thread's: when it last took over on a leave */
     pthread_t tid;
     /* PLEXUS_STATS, written by the thread only */
     uint64_t st_work, st_watch, st_park, st_park_periods;
+    uint64_t st_left;           /* written by application threads, under the lock */
 } plx_progress_async;
 
 /* After doing work the thread keeps polling this long before it sleeps: an
@@ -125,15 +136,22 @@ static struct {
  * bench/async_target). Never when there was nothing to do, so an idle rank
  * still uses no CPU. */
 #define PLX_PROGRESS_LINGER_US 50
-/* A parked thread looks again after PARK_MIN, then at doubling intervals up
- * to PARK_MAX while the application keeps polling; at the end of a period in
- * which it polled, a probe of PARK_MIN more tells whether it has stopped
- * since. So the thread takes over at most one period + PARK_MIN after the
- * application's last poll (~50-100 us after a single call such as a
- * barrier, at most ~1 ms after a long stretch of communication), and costs
- * up to ~2000 wake-ups a second while an application thread communicates
- * without pause. */
-#define PLX_PROGRESS_PARK_MIN_US 50
+/* A parked thread learns that the application left MPI from the call that
+ * leaves (api/api.h: plx_api_unlock rings it when `exit_armed`), and takes
+ * over at once. Each such ring costs the leaving call an eventfd write and
+ * the thread a wake-up; in a ping-pong the application leaves and comes
+ * back every few microseconds. So when the application came back within
+ * REENTRY of a leave the thread took over on, its next park is deaf to
+ * leaves for a hold-off (HOLDOFF_MIN, doubling up to HOLDOFF_MAX while that
+ * goes on), after which it listens again, or takes over if the application
+ * has left meanwhile. That bounds the rings at ~1000 a second in a
+ * ping-pong, and takes over within HOLDOFF_MIN after a short call that
+ * follows a long stay (a barrier after a barrier). While it listens, it also
+ * looks every PARK_MAX whether the application still polls (a safety net:
+ * it takes over if not). */
+#define PLX_PROGRESS_HOLDOFF_MIN_US 25
+#define PLX_PROGRESS_HOLDOFF_MAX_US 1000
+#define PLX_PROGRESS_REENTRY_US 1000
 #define PLX_PROGRESS_PARK_MAX_US 1000
 #define PLX_PROGRESS_SLEEP_MS 100
 
@@ -437,49 +455,73 @@ void plx_progress_wait_req(struct plx_request *r)
 
 /* --- the asynchronous progress thread (see the top of this file) ------------------ */
 
-/* Parked: sleeps on the eventfd, a park period at a time, until the
- * application has not polled for a whole period, the eventfd rings or
- * finalize asks the thread to stop. Called and returns with the lock held;
- * sleeps without it. */
+/* Parked: sleeps on the eventfd until an application thread leaves MPI
+ * (the ring of plx_progress_async_app_left), one goes to sleep in a wait
+ * behind the thread (plx_progress_sleep rings), finalize asks the thread to
+ * stop, or the application has not polled for a whole PARK_MAX. During a
+ * hold-off (see PLX_PROGRESS_HOLDOFF_MIN_US) it does not listen for leaves;
+ * at its end it listens, or takes over if no application thread is active
+ * in MPI any more. Called and returns with the lock held; sleeps without
+ * it. */
 static void plx_progress_async_park(void)
 {
     struct pollfd p = { .fd = plx_progress_mt.efd, .events = POLLIN };
-    long period = PLX_PROGRESS_PARK_MIN_US;
+    long holdoff = plx_progress_async.holdoff;
+    if (plx_progress_async.last_left > 0.0 &&
+        plx_util_now() - plx_progress_async.last_left < PLX_PROGRESS_REENTRY_US * 1e-6)
+        holdoff = !holdoff ? PLX_PROGRESS_HOLDOFF_MIN_US
+                : holdoff < PLX_PROGRESS_HOLDOFF_MAX_US / 2 ? 2 * holdoff : PLX_PROGRESS_HOLDOFF_MAX_US;
+    else
+        holdoff = 0;            /* it stayed away long: listen at once */
+    plx_progress_async.holdoff = holdoff;
+    int armed = holdoff == 0;
+    int locked = 0;
     plx_progress_async.parked = 1;
+    plx_lock.exit_armed = armed;    /* under the lock: a call that leaves from here on rings us */
     plx_lock_release();
     for (;;) {
         unsigned long seen = __atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED);
-        struct timespec t = { 0, period * 1000 };
+        long us = armed ? PLX_PROGRESS_PARK_MAX_US : holdoff;
+        struct timespec t = { us / 1000000, (us % 1000000) * 1000 };
         int r = ppoll(&p, 1, &t, NULL);
         plx_progress_async.st_park_periods++;
         if (r != 0 || __atomic_load_n(&plx_progress_async.stop, __ATOMIC_RELAXED))
             break;              /* rung (or interrupted): look at once */
-        if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
-            break;              /* the application went quiet */
-        if (period > PLX_PROGRESS_PARK_MIN_US) {
-            /* It polled during the period, but it may have left MPI since
-             * (a barrier, then computation): look again after a short
-             * probe rather than a whole period. Without the probe the
-             * thread took over one to two periods (up to 2 ms) after the
-             * application's last call, and the first passive-target
-             * request of a computing phase waited that long (bench/
-             * rma_passive over TCP: the put after the idle phase, ~2.2 ms,
-             * +110 us to each of the quick run's 20 iterations). */
-            seen = __atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED);
-            struct timespec pt = { 0, PLX_PROGRESS_PARK_MIN_US * 1000 };
-            r = ppoll(&p, 1, &pt, NULL);
-            plx_progress_async.st_park_periods++;
-            if (r != 0 || __atomic_load_n(&plx_progress_async.stop, __ATOMIC_RELAXED))
-                break;
-            if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
-                break;
+        if (!armed) {
+            /* the hold-off is over: listen from now on, unless the
+             * application left during it */
+            plx_lock_acquire();
+            if (plx_lock.app_inside > plx_progress_mt.nwaiting) {
+                armed = 1;
+                plx_lock.exit_armed = 1;
+                plx_lock_release();
+                continue;
+            }
+            locked = 1;
+            break;
         }
-        if (period < PLX_PROGRESS_PARK_MAX_US)
-            period *= 2;        /* it keeps polling: look less often */
+        if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
+            break;              /* no application poll for a whole period */
     }
-    plx_lock_acquire();
+    if (!locked)
+        plx_lock_acquire();
+    plx_lock.exit_armed = 0;
     plx_progress_async.parked = 0;
+    if (plx_progress_async.left) {
+        plx_progress_async.left = 0;
+        plx_progress_async.last_left = plx_util_now();
+    }
     plx_progress_drain();
+}
+
+/* An application thread leaves MPI (plx_api_unlock, the lock held once)
+ * while the parked thread listens: wake it, once. */
+void plx_progress_async_app_left(void)
+{
+    plx_lock.exit_armed = 0;
+    plx_progress_async.left = 1;
+    plx_progress_async.st_left++;
+    plx_progress_ring();
 }
 
 /* Watching: announced to the transports, asleep on their doorbells and the
@@ -526,7 +568,7 @@ static void *plx_progress_async_main(void *arg)
          * sleeps waiting for us): it drives the engine. Park before
          * polling, so as not to take from it the packet that woke us. */
         unsigned long gen = plx_progress_async.app_gen;
-        int app_busy = gen != seen && !plx_progress_mt.nwaiting;
+        int app_busy = gen != seen && plx_lock.app_inside > 0 && !plx_progress_mt.nwaiting;
         seen = gen;
         if (app_busy) {
             plx_progress_async.st_park++;
@@ -567,10 +609,14 @@ void plx_progress_async_start(void)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     plx_progress_async.stop = 0;
     plx_progress_async.on = 1;
+    plx_lock.app_inside = 0;    /* MPI_Init does not count itself */
+    plx_lock.exit_armed = 0;
+    plx_lock.app_track = 1;
     int err = pthread_create(&plx_progress_async.tid, NULL, plx_progress_async_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (err) {
         plx_progress_async.on = 0;
+        plx_lock.app_track = 0;
         plx_warn("PLEXUS_ASYNC_PROGRESS: cannot start the progress thread (%s); running without it",
                  strerror(err));
         return;
@@ -598,11 +644,14 @@ void plx_progress_async_stop(void)
     for (int i = 0; i < depth; i++)
         plx_lock_acquire();
     plx_progress_async.on = 0;
+    plx_lock.app_track = 0;     /* the caller's plx_api_unlock does not count itself */
+    plx_lock.exit_armed = 0;
     if (plx_config.stats)
         plx_warn("stats: progress thread: %llu polls with work, %llu sleeps on the doorbells, parked %llu times "
-                 "(%llu park periods) while the application polled",
+                 "(%llu park periods) while the application polled, woken %llu times as it left MPI",
                  (unsigned long long)plx_progress_async.st_work, (unsigned long long)plx_progress_async.st_watch,
                  (unsigned long long)plx_progress_async.st_park,
-                 (unsigned long long)plx_progress_async.st_park_periods);
+                 (unsigned long long)plx_progress_async.st_park_periods,
+                 (unsigned long long)plx_progress_async.st_left);
     plx_debug(1, "asynchronous progress thread stopped");
 }
