@@ -120,6 +120,7 @@ static struct {
     int stop;                   /* finalize asks it to end */
     int parked;                 /* it sleeps on the eventfd only (see above) */
     int left;                   /* an application thread left MPI and rang it (under the lock) */
+    int leave_fd;               /* an eventfd: written once per arming, by the call that leaves */
     unsigned long app_gen;      /* polls made by application threads */
     long holdoff;               /* the thread's: how long its next park is deaf to leaves, us (0: none) */
     double last_left;           /* the thread's: when it last took over on a leave */
@@ -462,18 +463,25 @@ void plx_progress_wait_req(struct plx_request *r)
  * hold-off (see PLX_PROGRESS_HOLDOFF_MIN_US) it does not listen for leaves;
  * at its end it listens, or takes over if no application thread is active
  * in MPI any more. Called and returns with the lock held; sleeps without
- * it. */
-static void plx_progress_async_park(void)
+ * it. Returns whether an application thread left MPI meanwhile. */
+static long plx_progress_async_next_holdoff(long holdoff)
 {
-    struct pollfd p = { .fd = plx_progress_mt.efd, .events = POLLIN };
+    return !holdoff ? PLX_PROGRESS_HOLDOFF_MIN_US
+         : holdoff < PLX_PROGRESS_HOLDOFF_MAX_US / 2 ? 2 * holdoff : PLX_PROGRESS_HOLDOFF_MAX_US;
+}
+
+static int plx_progress_async_park(void)
+{
+    struct pollfd p[2] = { { .fd = plx_progress_mt.efd, .events = POLLIN },
+                           { .fd = plx_progress_async.leave_fd, .events = POLLIN } };
     long holdoff = plx_progress_async.holdoff;
     if (plx_progress_async.last_left > 0.0 &&
         plx_util_now() - plx_progress_async.last_left < PLX_PROGRESS_REENTRY_US * 1e-6)
-        holdoff = !holdoff ? PLX_PROGRESS_HOLDOFF_MIN_US
-                : holdoff < PLX_PROGRESS_HOLDOFF_MAX_US / 2 ? 2 * holdoff : PLX_PROGRESS_HOLDOFF_MAX_US;
+        holdoff = plx_progress_async_next_holdoff(holdoff);
     else
         holdoff = 0;            /* it stayed away long: listen at once */
-    plx_progress_async.holdoff = holdoff;
+    if (!holdoff && plx_lock.app_inside <= plx_progress_mt.nwaiting)
+        holdoff = PLX_PROGRESS_HOLDOFF_MIN_US;  /* it polled, and left before we looked: no call will ring */
     int armed = holdoff == 0;
     int locked = 0;
     plx_progress_async.parked = 1;
@@ -483,10 +491,27 @@ static void plx_progress_async_park(void)
         unsigned long seen = __atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED);
         long us = armed ? PLX_PROGRESS_PARK_MAX_US : holdoff;
         struct timespec t = { us / 1000000, (us % 1000000) * 1000 };
-        int r = ppoll(&p, 1, &t, NULL);
+        int r = ppoll(p, 2, &t, NULL);
         plx_progress_async.st_park_periods++;
-        if (r != 0 || __atomic_load_n(&plx_progress_async.stop, __ATOMIC_RELAXED))
-            break;              /* rung (or interrupted): look at once */
+        if (__atomic_load_n(&plx_progress_async.stop, __ATOMIC_RELAXED))
+            break;
+        if (r > 0 && !(p[0].revents & POLLIN) && (p[1].revents & POLLIN)) {
+            /* A call left MPI. It wrote once and disarmed: only we read
+             * this descriptor, without the lock. If the application is back
+             * already (the next call of a stream), leave it the engine and
+             * hold off, without touching the lock it is using. */
+            uint64_t v;
+            if (read(plx_progress_async.leave_fd, &v, sizeof v) < 0 && errno != EAGAIN)
+                plx_warn("progress: eventfd: %s", strerror(errno));
+            armed = 0;
+            if (__atomic_load_n(&plx_lock.app_inside, __ATOMIC_RELAXED) > 0) {
+                holdoff = plx_progress_async_next_holdoff(holdoff);
+                continue;
+            }
+            break;              /* it has left: take over */
+        }
+        if (r != 0)
+            break;              /* rung by a thread going to sleep behind us (or interrupted) */
         if (!armed) {
             /* the hold-off is over: listen from now on, unless the
              * application left during it */
@@ -505,23 +530,35 @@ static void plx_progress_async_park(void)
     }
     if (!locked)
         plx_lock_acquire();
-    plx_lock.exit_armed = 0;
+    if (plx_lock.exit_armed) {
+        plx_lock.exit_armed = 0;
+    } else if (plx_progress_async.left) {
+        /* armed once and rung: drain a write that came after our last read */
+        uint64_t v;
+        if (read(plx_progress_async.leave_fd, &v, sizeof v) < 0 && errno != EAGAIN)
+            plx_warn("progress: eventfd: %s", strerror(errno));
+    }
+    plx_progress_async.holdoff = holdoff;
     plx_progress_async.parked = 0;
-    if (plx_progress_async.left) {
+    int left = plx_progress_async.left;
+    if (left) {
         plx_progress_async.left = 0;
         plx_progress_async.last_left = plx_util_now();
     }
     plx_progress_drain();
+    return left;
 }
 
 /* An application thread leaves MPI (plx_api_unlock, the lock held once)
- * while the parked thread listens: wake it, once. */
+ * while the parked thread listens: wake it, once per arming. */
 void plx_progress_async_app_left(void)
 {
     plx_lock.exit_armed = 0;
     plx_progress_async.left = 1;
     plx_progress_async.st_left++;
-    plx_progress_ring();
+    uint64_t one = 1;
+    if (write(plx_progress_async.leave_fd, &one, sizeof one) < 0)
+        plx_warn("progress: waking the progress thread: %s", strerror(errno));
 }
 
 /* Watching: announced to the transports, asleep on their doorbells and the
@@ -568,11 +605,11 @@ static void *plx_progress_async_main(void *arg)
          * sleeps waiting for us): it drives the engine. Park before
          * polling, so as not to take from it the packet that woke us. */
         unsigned long gen = plx_progress_async.app_gen;
-        int app_busy = gen != seen && plx_lock.app_inside > 0 && !plx_progress_mt.nwaiting;
+        int app_busy = gen != seen && !plx_progress_mt.nwaiting;
         seen = gen;
         if (app_busy) {
             plx_progress_async.st_park++;
-            plx_progress_async_park();
+            (void)plx_progress_async_park();
             seen = plx_progress_async.app_gen;  /* what it polled while we were parked is past */
             continue;
         }
@@ -607,6 +644,11 @@ void plx_progress_async_start(void)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    plx_progress_async.leave_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (plx_progress_async.leave_fd < 0) {
+        plx_warn("PLEXUS_ASYNC_PROGRESS: eventfd: %s; running without the progress thread", strerror(errno));
+        return;
+    }
     plx_progress_async.stop = 0;
     plx_progress_async.on = 1;
     plx_lock.app_inside = 0;    /* MPI_Init does not count itself */
@@ -617,6 +659,7 @@ void plx_progress_async_start(void)
     if (err) {
         plx_progress_async.on = 0;
         plx_lock.app_track = 0;
+        close(plx_progress_async.leave_fd);
         plx_warn("PLEXUS_ASYNC_PROGRESS: cannot start the progress thread (%s); running without it",
                  strerror(err));
         return;
@@ -646,6 +689,7 @@ void plx_progress_async_stop(void)
     plx_progress_async.on = 0;
     plx_lock.app_track = 0;     /* the caller's plx_api_unlock does not count itself */
     plx_lock.exit_armed = 0;
+    close(plx_progress_async.leave_fd);
     if (plx_config.stats)
         plx_warn("stats: progress thread: %llu polls with work, %llu sleeps on the doorbells, parked %llu times "
                  "(%llu park periods) while the application polled, woken %llu times as it left MPI",
