@@ -1,7 +1,7 @@
 /* bench/sched/takeover.c — how soon the target's progress thread takes over
  * after the target leaves MPI (issue 12, session 9).
  *
- *   takeover [-o put|get|acc] [-s bytes] [-r rounds] [-k idle_ops] [-c compute_us] [-q]
+ *   takeover [-o put|get|acc] [-s bytes] [-r rounds] [-k idle_ops] [-c compute_us] [-q] [-b]
  *
  * Each round copies what bench/rma_passive does around its first busy
  * phase: rank 0 does k lock(exclusive)/op/unlock on rank 1's window while
@@ -11,7 +11,9 @@
  * without calling MPI while rank 0 times its next lock/op/unlock (the
  * "first" operation) and one more (the "second"). Prints the distributions
  * over the rounds in microseconds: the first operation pays the takeover,
- * the second shows the served rate. Run with PLEXUS_ASYNC_PROGRESS=1 (and
+ * the second shows the served rate. With -b, rank 1 computes during the k
+ * operations too (instead of waiting in MPI_Barrier), as before the get and
+ * accumulate phases of rma_passive, which follow a busy phase. Run with PLEXUS_ASYNC_PROGRESS=1 (and
  * PLEXUS_TRANSPORTS=tcp, or PLEXUS_RMA_SHM=0, for the message path).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -70,9 +72,9 @@ static void report(const char *what, double *v, int n)
 
 int main(int argc, char **argv)
 {
-    int op = 0, size = 8, rounds = 40, k = 20, quick_calls = 0, c;
+    int op = 0, size = 8, rounds = 40, k = 20, quick_calls = 0, busy_before = 0, c;
     double compute_us = 5000.0;
-    while ((c = getopt(argc, argv, "o:s:r:k:c:qh")) != -1) {
+    while ((c = getopt(argc, argv, "o:s:r:k:c:qbh")) != -1) {
         if (c == 'o')
             op = !strcmp(optarg, "get") ? 1 : !strcmp(optarg, "acc") ? 2 : 0;
         else if (c == 's')
@@ -85,8 +87,10 @@ int main(int argc, char **argv)
             compute_us = atof(optarg);
         else if (c == 'q')
             quick_calls = 1;
+        else if (c == 'b')
+            busy_before = 1;
         else {
-            fprintf(stderr, "usage: takeover [-o put|get|acc] [-s bytes] [-r rounds] [-k idle_ops] [-c us] [-q]\n");
+            fprintf(stderr, "usage: takeover [-o put|get|acc] [-s bytes] [-r rounds] [-k idle_ops] [-c us] [-q] [-b]\n");
             return c == 'h' ? 0 : 2;
         }
     }
@@ -106,9 +110,12 @@ int main(int argc, char **argv)
     MPI_Win_allocate(size ? size : 1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     for (int r = 0; r < rounds; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == 0)          /* the target stays in the barrier meanwhile */
+        if (rank == 0) {        /* the target stays in the barrier meanwhile, or computes */
             for (int i = 0; i < k; i++)
                 one_op(op, buf, size, win);
+        } else if (busy_before) {
+            compute(compute_us);
+        }
         MPI_Barrier(MPI_COMM_WORLD);
         if (quick_calls) {
             double x = 1.0;
@@ -129,8 +136,9 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("%s %d B, %d rounds, %d idle operations, %.0f us computation%s\n", op == 0 ? "put" : op == 1 ? "get" : "acc",
-               size, rounds, k, compute_us, quick_calls ? ", barrier+bcast+barrier between" : "");
+        printf("%s %d B, %d rounds, %d operations before with the target %s, %.0f us computation%s\n",
+               op == 0 ? "put" : op == 1 ? "get" : "acc", size, rounds, k, busy_before ? "computing" : "idle",
+               compute_us, quick_calls ? ", barrier+bcast+barrier between" : "");
         report("first", first, rounds);
         report("second", second, rounds);
     }

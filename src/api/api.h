@@ -43,6 +43,7 @@ static inline void plx_api_unlock(void)
 {
     if (plx_unlikely(plx_lock.needed) && plx_lock.app_track && plx_lock.depth == 1) {
         __atomic_store_n(&plx_lock.app_inside, plx_lock.app_inside - 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&plx_lock.app_leaves, plx_lock.app_leaves + 1, __ATOMIC_RELAXED);
         if (plx_lock.exit_armed)
             plx_progress_async_app_left();
     }

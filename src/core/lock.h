@@ -23,6 +23,7 @@ struct plx_lock {
     int app_track;              /* the thread runs: MPI calls count themselves in app_inside */
     int app_inside;             /* application threads inside an MPI call (outermost) */
     int exit_armed;             /* the parked thread wants to hear when one leaves */
+    unsigned long app_leaves;   /* calls that left (read by the thread without the mutex) */
     pthread_mutex_t mutex;      /* recursive: error handlers and attribute
                                  * callbacks may call MPI */
 };

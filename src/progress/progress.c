@@ -470,6 +470,37 @@ static long plx_progress_async_next_holdoff(long holdoff)
          : holdoff < PLX_PROGRESS_HOLDOFF_MAX_US / 2 ? 2 * holdoff : PLX_PROGRESS_HOLDOFF_MAX_US;
 }
 
+/* After a leave: whether an application thread comes back into MPI within
+ * CONFIRM (read without the lock). A stream of calls (lock, put, unlock,
+ * lock, ...) leaves and comes back within a microsecond; taking the lock
+ * and polling there costs the next call the wait for it, and on a loaded
+ * machine a whole time slice when the thread is descheduled holding it
+ * (origins of bench/rma_passive with the thread: 30-70 us spikes at the
+ * leaves the thread took over on). */
+#define PLX_PROGRESS_CONFIRM_NS 5000
+static inline void plx_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ __volatile__("pause");
+#endif
+}
+static int plx_progress_async_back_soon(void)
+{
+    uint64_t t0 = 0;
+    for (int i = 0;; i++) {
+        if (__atomic_load_n(&plx_lock.app_inside, __ATOMIC_RELAXED) > 0)
+            return 1;
+        if ((i & 15) == 0) {
+            uint64_t now = plx_progress_now_ns();
+            if (!t0)
+                t0 = now;
+            else if (now - t0 > PLX_PROGRESS_CONFIRM_NS)
+                return 0;
+        }
+        plx_cpu_relax();
+    }
+}
+
 static int plx_progress_async_park(void)
 {
     struct pollfd p[2] = { { .fd = plx_progress_mt.efd, .events = POLLIN },
@@ -480,8 +511,17 @@ static int plx_progress_async_park(void)
         holdoff = plx_progress_async_next_holdoff(holdoff);
     else
         holdoff = 0;            /* it stayed away long: listen at once */
-    if (!holdoff && plx_lock.app_inside <= plx_progress_mt.nwaiting)
-        holdoff = PLX_PROGRESS_HOLDOFF_MIN_US;  /* it polled, and left before we looked: no call will ring */
+    if (!holdoff && plx_lock.app_inside <= plx_progress_mt.nwaiting) {
+        /* It polled, and left before we looked: no call will ring. Take
+         * over unless it comes back at once (it cannot while we hold the
+         * lock). */
+        plx_lock_release();
+        int back = plx_progress_async_back_soon();
+        plx_lock_acquire();
+        if (!back)
+            return 0;
+        holdoff = PLX_PROGRESS_HOLDOFF_MIN_US;
+    }
     int armed = holdoff == 0;
     int locked = 0;
     plx_progress_async.parked = 1;
@@ -489,6 +529,7 @@ static int plx_progress_async_park(void)
     plx_lock_release();
     for (;;) {
         unsigned long seen = __atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED);
+        unsigned long leaves = __atomic_load_n(&plx_lock.app_leaves, __ATOMIC_RELAXED);
         long us = armed ? PLX_PROGRESS_PARK_MAX_US : holdoff;
         struct timespec t = { us / 1000000, (us % 1000000) * 1000 };
         int r = ppoll(p, 2, &t, NULL);
@@ -504,7 +545,7 @@ static int plx_progress_async_park(void)
             if (read(plx_progress_async.leave_fd, &v, sizeof v) < 0 && errno != EAGAIN)
                 plx_warn("progress: eventfd: %s", strerror(errno));
             armed = 0;
-            if (__atomic_load_n(&plx_lock.app_inside, __ATOMIC_RELAXED) > 0) {
+            if (plx_progress_async_back_soon()) {
                 holdoff = plx_progress_async_next_holdoff(holdoff);
                 continue;
             }
@@ -513,17 +554,29 @@ static int plx_progress_async_park(void)
         if (r != 0)
             break;              /* rung by a thread going to sleep behind us (or interrupted) */
         if (!armed) {
-            /* the hold-off is over: listen from now on, unless the
-             * application left during it */
-            plx_lock_acquire();
-            if (plx_lock.app_inside > plx_progress_mt.nwaiting) {
-                armed = 1;
-                plx_lock.exit_armed = 1;
-                plx_lock_release();
-                continue;
+            if (__atomic_load_n(&plx_lock.app_leaves, __ATOMIC_RELAXED) == leaves) {
+                /* No call left during the hold-off: the application stays
+                 * in MPI (a long wait) or out of it. Listen from now on,
+                 * or take over. */
+                plx_lock_acquire();
+                if (plx_lock.app_inside > plx_progress_mt.nwaiting) {
+                    armed = 1;
+                    plx_lock.exit_armed = 1;
+                    plx_lock_release();
+                    continue;
+                }
+                locked = 1;
+                break;
             }
-            locked = 1;
-            break;
+            /* Calls came and went: a stream of short calls, where a ring
+             * at every leave would cost each a wake-up. Stay deaf; take
+             * over when it is out and stays out, or stopped polling. */
+            if (__atomic_load_n(&plx_lock.app_inside, __ATOMIC_RELAXED) == 0 && !plx_progress_async_back_soon())
+                break;
+            if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
+                break;
+            holdoff = plx_progress_async_next_holdoff(holdoff);
+            continue;
         }
         if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
             break;              /* no application poll for a whole period */
