@@ -146,10 +146,10 @@ static struct {
  * takes over at once. Each such ring costs the leaving call an eventfd
  * write and the thread a wake-up, and a stream of short calls (a ping-pong,
  * lock/put/unlock) leaves every few microseconds. So a park starts deaf
- * to leaves for a hold-off (none after a long absence of the thread's
- * takeovers, HOLDOFF_MIN when the application came back within REENTRY of
- * the last one, doubling up to HOLDOFF_MAX while calls keep leaving and
- * coming back), and listens only after a hold-off in which no call left.
+ * to leaves for a hold-off (HOLDOFF_MIN, doubling up to HOLDOFF_MAX while
+ * the application keeps coming back within REENTRY of the thread's last
+ * takeover on a leave, and while calls keep leaving during hold-offs), and
+ * listens only after a hold-off in which no call left.
  * At the end of a hold-off in which calls left, it takes over if the
  * application is out and stays out for CONFIRM, or did not poll. While it
  * listens, it also looks every PARK_MAX whether the application still
