@@ -157,6 +157,7 @@ static struct {
 #define PLX_PROGRESS_HOLDOFF_MIN_US 25
 #define PLX_PROGRESS_HOLDOFF_MAX_US 1000
 #define PLX_PROGRESS_REENTRY_US 1000
+#define PLX_PROGRESS_STREAM_LEAVES 2
 #define PLX_PROGRESS_PARK_MAX_US 1000
 #define PLX_PROGRESS_SLEEP_MS 100
 
@@ -548,7 +549,7 @@ static int plx_progress_async_park(void)
                 plx_warn("progress: eventfd: %s", strerror(errno));
             armed = 0;
             if (plx_progress_async_back_soon()) {
-                holdoff = plx_progress_async_next_holdoff(holdoff);
+                holdoff = PLX_PROGRESS_HOLDOFF_MIN_US;  /* rung at most once per quiet hold-off */
                 continue;
             }
             break;              /* it has left: take over */
@@ -577,7 +578,14 @@ static int plx_progress_async_park(void)
                 break;
             if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
                 break;
-            holdoff = plx_progress_async_next_holdoff(holdoff);
+            /* Look less often only in a real stream (several calls per
+             * hold-off): a few longer calls (a barrier, a broadcast, a
+             * barrier before a computation) keep the short hold-off, so the
+             * thread takes over soon after the last of them. */
+            if (__atomic_load_n(&plx_lock.app_leaves, __ATOMIC_RELAXED) - leaves > PLX_PROGRESS_STREAM_LEAVES)
+                holdoff = plx_progress_async_next_holdoff(holdoff);
+            else
+                holdoff = PLX_PROGRESS_HOLDOFF_MIN_US;
             continue;
         }
         if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
