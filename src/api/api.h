@@ -25,12 +25,28 @@
 #include "core/runtime.h"
 
 
+/* The application's calls enter and leave the library here. With the
+ * asynchronous progress thread on (plx_lock.app_track), they count
+ * themselves in plx_lock.app_inside, and a call that leaves while the
+ * parked thread asked for it (exit_armed) wakes it, so that it takes over
+ * at once rather than at the end of a park period
+ * (plx_progress_async_app_left, one eventfd write). With the thread off
+ * this is the lock alone: `needed` is the branch plx_lock_* take anyway. */
+void plx_progress_async_app_left(void);
 static inline void plx_api_lock(void)
 {
     plx_lock_acquire();
+    if (plx_unlikely(plx_lock.needed) && plx_lock.app_track && plx_lock.depth == 1)
+        __atomic_store_n(&plx_lock.app_inside, plx_lock.app_inside + 1, __ATOMIC_RELAXED);
 }
 static inline void plx_api_unlock(void)
 {
+    if (plx_unlikely(plx_lock.needed) && plx_lock.app_track && plx_lock.depth == 1) {
+        __atomic_store_n(&plx_lock.app_inside, plx_lock.app_inside - 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&plx_lock.app_leaves, plx_lock.app_leaves + 1, __ATOMIC_RELAXED);
+        if (plx_lock.exit_armed)
+            plx_progress_async_app_left();
+    }
     plx_lock_release();
 }
 

@@ -18,6 +18,12 @@ struct plx_lock {
     int depth;                  /* times the holder holds it (under the mutex) */
     unsigned long owner;        /* the holder's pthread_self(), 0 when free (Linux: never a thread's) */
     int waiters;                /* threads blocked taking it (atomic): what plx_lock_relax lets in */
+    /* The asynchronous progress thread's view of the application
+     * (progress/progress.c, api/api.h), under the mutex: */
+    int app_track;              /* the thread runs: MPI calls count themselves in app_inside */
+    int app_inside;             /* application threads inside an MPI call (outermost) */
+    int exit_armed;             /* the parked thread wants to hear when one leaves */
+    unsigned long app_leaves;   /* calls that left (read by the thread without the mutex) */
     pthread_mutex_t mutex;      /* recursive: error handlers and attribute
                                  * callbacks may call MPI */
 };

@@ -40,21 +40,32 @@
  *    from the application the packet that woke it), an application thread is
  *    driving the engine (a wait spinning, a loop of MPI_Test): the thread
  *    *parks*. It withdraws from the doorbells (so shared-memory senders stop
- *    ringing and TCP sockets stop waking it) and sleeps on its own eventfd
- *    for short periods (PLX_PROGRESS_PARK_MIN_US, doubling up to _MAX_US),
- *    reading `app_gen` without the lock when it wakes; it takes the lock again only
- *    once the application has been quiet for a whole period, or when rung.
- *    So while the application communicates, its calls find the lock free:
- *    the thread costs them one uncontended mutex pair per call and at most
- *    one wake-up of the parked thread a millisecond, not a lock handed back
- *    and forth per message.
+ *    ringing and TCP sockets stop waking it) and sleeps on its own eventfd.
+ *  - Application calls count themselves in and out of the library
+ *    (plx_lock.app_inside and app_leaves, api/api.h: plain stores under
+ *    the lock they take anyway, read by the thread without it). While
+ *    parked, the thread may *listen*: it sets plx_lock.exit_armed under the
+ *    lock, and the call that then leaves MPI clears it and writes
+ *    `leave_fd` once; the thread, woken, checks for CONFIRM without the
+ *    lock that no application thread came back, and takes over. It listens
+ *    only after a hold-off in which no call left (the application stays in
+ *    a long call); in a stream of short calls it stays deaf (no call
+ *    writes anything) and takes over at the end of a hold-off after which
+ *    the application is out and stays out, or did not poll. If the
+ *    application polled but had left before the thread looked, it takes
+ *    over without parking. Listening, it also looks every PARK_MAX whether
+ *    the application still polls. So while the application communicates,
+ *    its calls find the lock free: the thread costs them one uncontended
+ *    mutex pair and two stores per call and a few thousand timer wake-ups
+ *    a second, not a lock handed back and forth per message.
  *  - When the application stops calling MPI, the thread *watches*: it
  *    announces its sleep to the transports (plx_route_sleep_prepare: the
  *    shared-memory `sleeping` count, TCP's epoll set), polls once more
  *    (nothing published before the announcement is missed), lets go of the
- *    lock and sleeps in poll() on their descriptors and its eventfd: one to
- *    two park periods after the application's last poll, and at once when
- *    an application thread goes to sleep in a wait.
+ *    lock and sleeps in poll() on their descriptors and its eventfd: a few
+ *    microseconds after the application leaves a long call, within a
+ *    hold-off (25 us to 1 ms) after a stream of short calls, and at once
+ *    when an application thread goes to sleep in a wait.
  *  - An application thread whose wait has spun and yielded in vain does not
  *    sleep on the doorbells itself: it sleeps on the condition variable
  *    (`nwaiting`), behind the thread, and rings the thread's eventfd if it
@@ -112,10 +123,15 @@ static struct {
     int on;                     /* the thread runs (set before it starts, cleared after the join) */
     int stop;                   /* finalize asks it to end */
     int parked;                 /* it sleeps on the eventfd only (see above) */
+    int left;                   /* an application thread left MPI and rang it (under the lock) */
+    int leave_fd;               /* an eventfd: written once per arming, by the call that leaves */
     unsigned long app_gen;      /* polls made by application threads */
+    long holdoff;               /* the thread's: how long its next park is deaf to leaves, us (0: none) */
+    double last_left;           /* the thread's: when it last took over on a leave */
     pthread_t tid;
     /* PLEXUS_STATS, written by the thread only */
     uint64_t st_work, st_watch, st_park, st_park_periods;
+    uint64_t st_left;           /* written by application threads, under the lock */
 } plx_progress_async;
 
 /* After doing work the thread keeps polling this long before it sleeps: an
@@ -125,15 +141,23 @@ static struct {
  * bench/async_target). Never when there was nothing to do, so an idle rank
  * still uses no CPU. */
 #define PLX_PROGRESS_LINGER_US 50
-/* A parked thread looks again after PARK_MIN, then at doubling intervals up
- * to PARK_MAX while the application keeps polling; at the end of a period in
- * which it polled, a probe of PARK_MIN more tells whether it has stopped
- * since. So the thread takes over at most one period + PARK_MIN after the
- * application's last poll (~50-100 us after a single call such as a
- * barrier, at most ~1 ms after a long stretch of communication), and costs
- * up to ~2000 wake-ups a second while an application thread communicates
- * without pause. */
-#define PLX_PROGRESS_PARK_MIN_US 50
+/* A parked thread learns that the application left MPI from the call that
+ * leaves (api/api.h: plx_api_unlock writes leave_fd when `exit_armed`), and
+ * takes over at once. Each such ring costs the leaving call an eventfd
+ * write and the thread a wake-up, and a stream of short calls (a ping-pong,
+ * lock/put/unlock) leaves every few microseconds. So a park starts deaf
+ * to leaves for a hold-off (HOLDOFF_MIN, doubling up to HOLDOFF_MAX while
+ * the application keeps coming back within REENTRY of the thread's last
+ * takeover on a leave, and while calls keep leaving during hold-offs), and
+ * listens only after a hold-off in which no call left.
+ * At the end of a hold-off in which calls left, it takes over if the
+ * application is out and stays out for CONFIRM, or did not poll. While it
+ * listens, it also looks every PARK_MAX whether the application still
+ * polls (a safety net: it takes over if not). */
+#define PLX_PROGRESS_HOLDOFF_MIN_US 25
+#define PLX_PROGRESS_HOLDOFF_MAX_US 1000
+#define PLX_PROGRESS_REENTRY_US 1000
+#define PLX_PROGRESS_STREAM_LEAVES 2
 #define PLX_PROGRESS_PARK_MAX_US 1000
 #define PLX_PROGRESS_SLEEP_MS 100
 
@@ -437,49 +461,167 @@ void plx_progress_wait_req(struct plx_request *r)
 
 /* --- the asynchronous progress thread (see the top of this file) ------------------ */
 
-/* Parked: sleeps on the eventfd, a park period at a time, until the
- * application has not polled for a whole period, the eventfd rings or
- * finalize asks the thread to stop. Called and returns with the lock held;
- * sleeps without it. */
-static void plx_progress_async_park(void)
+/* Parked: sleeps on the eventfd until an application thread leaves MPI
+ * (the ring of plx_progress_async_app_left), one goes to sleep in a wait
+ * behind the thread (plx_progress_sleep rings), finalize asks the thread to
+ * stop, or the application has not polled for a whole PARK_MAX. During a
+ * hold-off (see PLX_PROGRESS_HOLDOFF_MIN_US) it does not listen for leaves;
+ * at its end it listens, or takes over if no application thread is active
+ * in MPI any more. Called and returns with the lock held; sleeps without
+ * it. Returns whether an application thread left MPI meanwhile. */
+static long plx_progress_async_next_holdoff(long holdoff)
 {
-    struct pollfd p = { .fd = plx_progress_mt.efd, .events = POLLIN };
-    long period = PLX_PROGRESS_PARK_MIN_US;
+    return !holdoff ? PLX_PROGRESS_HOLDOFF_MIN_US
+         : holdoff < PLX_PROGRESS_HOLDOFF_MAX_US / 2 ? 2 * holdoff : PLX_PROGRESS_HOLDOFF_MAX_US;
+}
+
+/* After a leave: whether an application thread comes back into MPI, or
+ * polls, within CONFIRM (read without the lock). A stream of calls (lock,
+ * put, unlock, lock, ...) leaves and comes back within a microsecond;
+ * taking the lock and polling there costs the next call the wait for it,
+ * and on a loaded machine a whole time slice when the thread is
+ * descheduled holding it. The thread sleeps for the look rather than
+ * spinning or yielding: woken by the leaving call, it is often placed on
+ * that call's CPU and preempts it, so a spinning look found the
+ * application "gone" at most phase starts of bench/rma_passive's origin
+ * (which then paid a takeover, a watch and a ring back each time); and a
+ * yield hands a computing application thread that shares its CPU a whole
+ * time slice (2.8 ms on the target's first operation). A timer sleep lets
+ * the application run and wakes the thread 5-15 us later. */
+#define PLX_PROGRESS_CONFIRM_NS 5000
+static int plx_progress_async_back_soon(void)
+{
+    unsigned long gen = __atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&plx_lock.app_inside, __ATOMIC_RELAXED) > 0)
+        return 1;
+    struct timespec t = { 0, PLX_PROGRESS_CONFIRM_NS };
+    (void)nanosleep(&t, NULL);
+    return __atomic_load_n(&plx_lock.app_inside, __ATOMIC_RELAXED) > 0 ||
+           __atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) != gen;
+}
+
+static int plx_progress_async_park(void)
+{
+    struct pollfd p[2] = { { .fd = plx_progress_mt.efd, .events = POLLIN },
+                           { .fd = plx_progress_async.leave_fd, .events = POLLIN } };
+    long holdoff = plx_progress_async.holdoff;
+    if (plx_progress_async.last_left > 0.0 &&
+        plx_util_now() - plx_progress_async.last_left < PLX_PROGRESS_REENTRY_US * 1e-6)
+        holdoff = plx_progress_async_next_holdoff(holdoff);
+    else
+        holdoff = PLX_PROGRESS_HOLDOFF_MIN_US;
+    /* It listens only after a hold-off in which no call left: a leave's
+     * ring costs the leaving call an eventfd write and a cross-CPU wake-up
+     * (~5-10 us on this VM: listening from the start of a park put it on
+     * the first operation after every barrier of rma_passive's origin, 11
+     * against 2.3 us over shared memory). */
+    if (plx_lock.app_inside <= plx_progress_mt.nwaiting) {
+        /* It polled, and left before we looked: no call will ring. Take
+         * over unless it comes back at once (it cannot while we hold the
+         * lock). */
+        plx_lock_release();
+        int back = plx_progress_async_back_soon();
+        plx_lock_acquire();
+        if (!back)
+            return 0;
+    }
+    int armed = 0;
+    int locked = 0;
     plx_progress_async.parked = 1;
+    plx_lock.exit_armed = armed;    /* under the lock: a call that leaves from here on rings us */
     plx_lock_release();
     for (;;) {
         unsigned long seen = __atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED);
-        struct timespec t = { 0, period * 1000 };
-        int r = ppoll(&p, 1, &t, NULL);
+        unsigned long leaves = __atomic_load_n(&plx_lock.app_leaves, __ATOMIC_RELAXED);
+        long us = armed ? PLX_PROGRESS_PARK_MAX_US : holdoff;
+        struct timespec t = { us / 1000000, (us % 1000000) * 1000 };
+        int r = ppoll(p, 2, &t, NULL);
         plx_progress_async.st_park_periods++;
-        if (r != 0 || __atomic_load_n(&plx_progress_async.stop, __ATOMIC_RELAXED))
-            break;              /* rung (or interrupted): look at once */
-        if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
-            break;              /* the application went quiet */
-        if (period > PLX_PROGRESS_PARK_MIN_US) {
-            /* It polled during the period, but it may have left MPI since
-             * (a barrier, then computation): look again after a short
-             * probe rather than a whole period. Without the probe the
-             * thread took over one to two periods (up to 2 ms) after the
-             * application's last call, and the first passive-target
-             * request of a computing phase waited that long (bench/
-             * rma_passive over TCP: the put after the idle phase, ~2.2 ms,
-             * +110 us to each of the quick run's 20 iterations). */
-            seen = __atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED);
-            struct timespec pt = { 0, PLX_PROGRESS_PARK_MIN_US * 1000 };
-            r = ppoll(&p, 1, &pt, NULL);
-            plx_progress_async.st_park_periods++;
-            if (r != 0 || __atomic_load_n(&plx_progress_async.stop, __ATOMIC_RELAXED))
+        if (__atomic_load_n(&plx_progress_async.stop, __ATOMIC_RELAXED))
+            break;
+        if (r > 0 && !(p[0].revents & POLLIN) && (p[1].revents & POLLIN)) {
+            /* A call left MPI. It wrote once and disarmed: only we read
+             * this descriptor, without the lock. If the application is back
+             * already (the next call of a stream), leave it the engine and
+             * hold off, without touching the lock it is using. */
+            uint64_t v;
+            if (read(plx_progress_async.leave_fd, &v, sizeof v) < 0 && errno != EAGAIN)
+                plx_warn("progress: eventfd: %s", strerror(errno));
+            armed = 0;
+            if (plx_progress_async_back_soon()) {
+                holdoff = PLX_PROGRESS_HOLDOFF_MIN_US;  /* rung at most once per quiet hold-off */
+                continue;
+            }
+            break;              /* it has left: take over */
+        }
+        if (r != 0)
+            break;              /* rung by a thread going to sleep behind us (or interrupted) */
+        if (!armed) {
+            if (__atomic_load_n(&plx_lock.app_leaves, __ATOMIC_RELAXED) == leaves) {
+                /* No call left during the hold-off: the application stays
+                 * in MPI (a long wait) or out of it. Listen from now on,
+                 * or take over. */
+                plx_lock_acquire();
+                if (plx_lock.app_inside > plx_progress_mt.nwaiting) {
+                    armed = 1;
+                    plx_lock.exit_armed = 1;
+                    plx_lock_release();
+                    continue;
+                }
+                locked = 1;
+                break;
+            }
+            /* Calls came and went: a stream of short calls, where a ring
+             * at every leave would cost each a wake-up. Stay deaf; take
+             * over when it is out and stays out, or stopped polling. */
+            if (__atomic_load_n(&plx_lock.app_inside, __ATOMIC_RELAXED) == 0 && !plx_progress_async_back_soon())
                 break;
             if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
                 break;
+            /* Look less often only in a real stream (several calls per
+             * hold-off): a few longer calls (a barrier, a broadcast, a
+             * barrier before a computation) keep the short hold-off, so the
+             * thread takes over soon after the last of them. */
+            if (__atomic_load_n(&plx_lock.app_leaves, __ATOMIC_RELAXED) - leaves > PLX_PROGRESS_STREAM_LEAVES)
+                holdoff = plx_progress_async_next_holdoff(holdoff);
+            else
+                holdoff = PLX_PROGRESS_HOLDOFF_MIN_US;
+            continue;
         }
-        if (period < PLX_PROGRESS_PARK_MAX_US)
-            period *= 2;        /* it keeps polling: look less often */
+        if (__atomic_load_n(&plx_progress_async.app_gen, __ATOMIC_RELAXED) == seen)
+            break;              /* no application poll for a whole period */
     }
-    plx_lock_acquire();
+    if (!locked)
+        plx_lock_acquire();
+    if (plx_lock.exit_armed) {
+        plx_lock.exit_armed = 0;
+    } else if (plx_progress_async.left) {
+        /* armed once and rung: drain a write that came after our last read */
+        uint64_t v;
+        if (read(plx_progress_async.leave_fd, &v, sizeof v) < 0 && errno != EAGAIN)
+            plx_warn("progress: eventfd: %s", strerror(errno));
+    }
+    plx_progress_async.holdoff = holdoff;
     plx_progress_async.parked = 0;
+    int left = plx_progress_async.left;
+    if (left) {
+        plx_progress_async.left = 0;
+        plx_progress_async.last_left = plx_util_now();
+    }
     plx_progress_drain();
+    return left;
+}
+
+/* An application thread leaves MPI (plx_api_unlock, the lock held once)
+ * while the parked thread listens: wake it, once per arming. */
+void plx_progress_async_app_left(void)
+{
+    plx_lock.exit_armed = 0;
+    plx_progress_async.left = 1;
+    plx_progress_async.st_left++;
+    uint64_t one = 1;
+    if (write(plx_progress_async.leave_fd, &one, sizeof one) < 0)
+        plx_warn("progress: waking the progress thread: %s", strerror(errno));
 }
 
 /* Watching: announced to the transports, asleep on their doorbells and the
@@ -530,7 +672,7 @@ static void *plx_progress_async_main(void *arg)
         seen = gen;
         if (app_busy) {
             plx_progress_async.st_park++;
-            plx_progress_async_park();
+            (void)plx_progress_async_park();
             seen = plx_progress_async.app_gen;  /* what it polled while we were parked is past */
             continue;
         }
@@ -565,12 +707,22 @@ void plx_progress_async_start(void)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    plx_progress_async.leave_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (plx_progress_async.leave_fd < 0) {
+        plx_warn("PLEXUS_ASYNC_PROGRESS: eventfd: %s; running without the progress thread", strerror(errno));
+        return;
+    }
     plx_progress_async.stop = 0;
     plx_progress_async.on = 1;
+    plx_lock.app_inside = 0;    /* MPI_Init does not count itself */
+    plx_lock.exit_armed = 0;
+    plx_lock.app_track = 1;
     int err = pthread_create(&plx_progress_async.tid, NULL, plx_progress_async_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (err) {
         plx_progress_async.on = 0;
+        plx_lock.app_track = 0;
+        close(plx_progress_async.leave_fd);
         plx_warn("PLEXUS_ASYNC_PROGRESS: cannot start the progress thread (%s); running without it",
                  strerror(err));
         return;
@@ -598,11 +750,23 @@ void plx_progress_async_stop(void)
     for (int i = 0; i < depth; i++)
         plx_lock_acquire();
     plx_progress_async.on = 0;
+    /* MPI_Finalize, the caller, is the one call inside. Another count means
+     * a call that entered and did not leave through plx_api_unlock (or the
+     * reverse): the thread would then listen for a leave that never comes
+     * and take over only by its 1 ms safety net. Said under PLEXUS_DEBUG
+     * (tests/mpi/async_leave). */
+    if (plx_lock.app_inside != (depth ? 1 : 0))
+        plx_debug(1, "progress thread: %d application calls counted inside MPI at its stop, expected %d: "
+                  "calls did not count themselves out", plx_lock.app_inside, depth ? 1 : 0);
+    plx_lock.app_track = 0;     /* the caller's plx_api_unlock does not count itself */
+    plx_lock.exit_armed = 0;
+    close(plx_progress_async.leave_fd);
     if (plx_config.stats)
         plx_warn("stats: progress thread: %llu polls with work, %llu sleeps on the doorbells, parked %llu times "
-                 "(%llu park periods) while the application polled",
+                 "(%llu park periods) while the application polled, woken %llu times as it left MPI",
                  (unsigned long long)plx_progress_async.st_work, (unsigned long long)plx_progress_async.st_watch,
                  (unsigned long long)plx_progress_async.st_park,
-                 (unsigned long long)plx_progress_async.st_park_periods);
+                 (unsigned long long)plx_progress_async.st_park_periods,
+                 (unsigned long long)plx_progress_async.st_left);
     plx_debug(1, "asynchronous progress thread stopped");
 }

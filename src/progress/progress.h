@@ -29,6 +29,9 @@ void plx_progress_kick(void);
  * transports close. Stop may be called with or without the lock held. */
 void plx_progress_async_start(void);
 void plx_progress_async_stop(void);
+/* An application thread leaves MPI while the parked thread listens
+ * (plx_lock.exit_armed; called by plx_api_unlock under the lock). */
+void plx_progress_async_app_left(void);
 /* Set from the SIGURG handler: print pending requests at the next poll. */
 extern volatile int plx_progress_dump_requested;
 

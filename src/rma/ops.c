@@ -486,8 +486,18 @@ static void plx_rma_on_ans(struct plx_tp_iface *ifc, int lpid, const struct plx_
         plx_fatal("rma: a short answer (%u bytes) from rank %d", h->len, lpid);
     memcpy(&a, payload, sizeof a);
     struct plx_win *w = plx_rma_win_of((int)a.wid);
-    if (!w || a.src < 0 || a.src >= w->comm->size)
+    if (!w || a.src < 0 || a.src >= w->comm->size) {
+        /* Every answer is for a window this process still has: Win_free
+         * waits for the epochs, and so for their answers. One that is not
+         * means a protocol bug (session 7's answers to slot 0 made
+         * lock_all wait for ever without a word): say so. */
+        static const char *const kinds[] = { "?", "put", "get", "accumulate", "get_accumulate", "compare_and_swap",
+                                             "lock grant", "unlock", "post", "complete", "lock-word info" };
+        plx_warn("rma: an answer (%s) from rank %d for window slot %u (rank %d in it), which this process does "
+                 "not have; dropped, and whatever waits for it will not complete",
+                 a.kind < sizeof kinds / sizeof kinds[0] ? kinds[a.kind] : "?", lpid, a.wid, (int)a.src);
         return;
+    }
     if (a.kind == PLX_RMA_K_LOCK) {
         w->granted[a.src] = 1;
         return;
