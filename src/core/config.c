@@ -190,6 +190,13 @@ const struct plx_setting plx_settings[] = {
             "Slots of a fast-path ring: packets a sender may have in it before it falls back to send/receive"),
     PLX_SET("PLEXUS_OFI_FASTPATH_SLOT", PLX_SET_SIZE, "2K", ofi_fp_slot,
             "Bytes of a fast-path slot: messages up to this less 56 bytes (header, flags) take the ring"),
+    /* issues 15 and 16, session 9: shared-memory segments reached by descriptor */
+    PLX_SET("PLEXUS_SHM_SEGMENTS", PLX_SET_STRING, "auto", shm_segments,
+            "How a process reaches a node peer's shared-memory segment: fd (the segment never has a name; a "
+            "peer takes its descriptor with pidfd_getfd on first contact, also from another job), name (by "
+            "its name in /dev/shm, unlinked once every node peer has opened it: under a launcher other than "
+            "Plexus's mpiexec, every rank opens every node peer's segment in MPI_Init), auto (fd where the "
+            "kernel allows it, else name)"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

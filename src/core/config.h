@@ -75,6 +75,8 @@ struct plx_config {
     int ofi_fp_after;           /* PLEXUS_OFI_FASTPATH_AFTER */
     int ofi_fp_slots;           /* PLEXUS_OFI_FASTPATH_SLOTS */
     size_t ofi_fp_slot;         /* PLEXUS_OFI_FASTPATH_SLOT */
+    /* issues 15 and 16, session 9 */
+    char shm_segments[8];       /* PLEXUS_SHM_SEGMENTS */
 };
 
 extern struct plx_config plx_config;
