@@ -204,6 +204,13 @@ const struct plx_setting plx_settings[] = {
             "With every fast-path ring given (PLEXUS_OFI_FASTPATH_PEERS), a peer that passes "
             "PLEXUS_OFI_FASTPATH_AFTER small messages takes the ring of the quietest peer, if that one took fewer "
             "meanwhile (revoked: the sender stops, answers with its last ring position, the ring is drained)"),
+    /* issues 15 and 16, session 9: shared-memory segments reached by descriptor */
+    PLX_SET("PLEXUS_SHM_SEGMENTS", PLX_SET_STRING, "auto", shm_segments,
+            "How a process reaches a node peer's shared-memory segment: fd (the segment never has a name; a "
+            "peer takes its descriptor with pidfd_getfd on first contact, also from another job), name (by "
+            "its name in /dev/shm, unlinked once every node peer has opened it: under a launcher other than "
+            "Plexus's mpiexec, every rank opens every node peer's segment in MPI_Init), auto (fd where the "
+            "kernel allows it, else name)"),
 };
 const size_t plx_nsettings = sizeof plx_settings / sizeof plx_settings[0];
 

@@ -79,6 +79,8 @@ struct plx_config {
     /* issue 14, session 9: accumulates as native fabric atomics */
     char rma_native_acc[8];     /* PLEXUS_RMA_NATIVE_ACC */
     int ofi_fp_evict;           /* PLEXUS_OFI_FASTPATH_EVICT */
+    /* issues 15 and 16, session 9 */
+    char shm_segments[8];       /* PLEXUS_SHM_SEGMENTS */
 };
 
 extern struct plx_config plx_config;

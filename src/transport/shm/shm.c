@@ -73,6 +73,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "core/config.h"
@@ -100,6 +101,16 @@
 #define PLX_SHM_COOP_MIN_CHUNK (64 * 1024)
 #define PLX_SHM_COOP_EXCHANGE_MAX (4 * 1024 * 1024)    /* see plx_shm_coop_start */
 
+/* Segments reached by descriptor (see "Start-up" above): the syscalls by
+ * number where the C library's headers predate them (the same number on
+ * every architecture since Linux 5.1's unified table). */
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
 /* One shared read, in the reader's segment; written by the reader and
  * the helping sender only through atomics. */
 struct plx_shm_coop_slot {
@@ -115,6 +126,7 @@ struct plx_shm_seg_hdr {
     uint32_t nfast;                    /* per-pair rings in this segment */
     int32_t owner_lpid;
     int32_t owner_pid;
+    uint64_t job_key;                  /* the owner's job (plx_job_key): a descriptor taken by number is checked */
     uint64_t ring_size;
     uint64_t queue_size;
     _Atomic uint64_t fast_used;        /* bit k: ring k belongs to a sender */
@@ -189,6 +201,10 @@ static struct {
     plx_status_t early_st;             /* of the segment's creation before the card fence */
     int created;
     int unlinked;
+    int by_fd;                         /* segments have no name: peers take seg_fd with pidfd_getfd */
+    int seg_fd;                        /* by_fd: my segment's descriptor (kept open until MPI_Finalize) */
+    int mapped_at_init;                /* peers' segments mapped inside MPI_Init (PLEXUS_STATS) */
+    uint64_t st_map_fd, st_map_name;   /* peers' segments mapped by descriptor, by name */
     int bell_fd;
     int nsleepers;                     /* threads asleep on bell_fd (see plx_shm_sleep_prepare) */
     int cma;                           /* 1 while process_vm_readv works between us */
@@ -260,9 +276,83 @@ static struct plx_shm_peer *plx_shm_peer_get(int lpid)
     return p;
 }
 
+/* Where peer p's segment is: its card, "<pid>.<descriptor>" (published as
+ * "shm-<rank>" before the card fence; a process of another job brings it
+ * in its own card). 0, or -1 when it has none. */
+static int plx_shm_peer_card(struct plx_shm_peer *p, int *pid, int *fd)
+{
+    char val[PLX_PM_MAX_VAL], key[32];
+    const char *c = val;
+    snprintf(key, sizeof key, "shm-%d", p->lpid);
+    if (plx_pm_get(key, val, sizeof val) != PLX_OK)
+        return -1;
+    return sscanf(c, "%d.%d", pid, fd) == 2 && *pid > 0 && *fd >= 0 ? 0 : -1;
+}
+
+/* Peer p's segment by descriptor: a copy of the owner's descriptor, taken
+ * with pidfd_getfd (the same ptrace permission as process_vm_readv). -1
+ * with p->gone set when the owner has left (no such process, or the
+ * descriptor closed at its MPI_Finalize), -2 on another failure (said). */
+static int plx_shm_take_fd(struct plx_shm_peer *p)
+{
+    int pid, num;
+    if (plx_shm_peer_card(p, &pid, &num) != 0) {
+        plx_warn("shm: rank %d has no shared-memory card (every rank of a node must have the same "
+                 "PLEXUS_SHM_SEGMENTS)", p->lpid);
+        return -2;
+    }
+    int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    if (pidfd < 0 && errno == ESRCH) {
+        p->gone = 1;
+        return -1;
+    }
+    int fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, num, 0);
+    int err = errno;
+    if (pidfd >= 0)
+        close(pidfd);
+    if (fd < 0 && (err == EBADF || err == ESRCH)) {
+        p->gone = 1;
+        return -1;
+    }
+    if (fd < 0) {
+        plx_warn("shm: cannot take rank %d's segment (descriptor %d of pid %d): %s; PLEXUS_SHM_SEGMENTS=name "
+                 "reaches segments by name instead", p->lpid, num, pid, strerror(err));
+        return -2;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (size_t)sb.st_size < plx_shm.seg_size) {
+        close(fd);                     /* the number now names another file: the owner closed ours */
+        p->gone = 1;
+        return -1;
+    }
+    plx_shm.st_map_fd++;
+    return fd;
+}
+
+/* Peer p's segment by name. -1 with p->gone set when the name is gone, -2 on another failure. */
+static int plx_shm_open_name(struct plx_shm_peer *p, char *name, size_t len)
+{
+    plx_shm_seg_name(p->lpid, name, len);
+    int fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0 && errno == ENOENT) {
+        /* Every segment exists before the card fence, and the name goes
+         * before MPI_Finalize only once every other rank has opened it:
+         * so the owner has finalized (its last records, or a credit for
+         * it, are all that is left) or died (the launcher ends the job). */
+        p->gone = 1;
+        return -1;
+    }
+    if (fd < 0) {
+        plx_warn("shm: cannot open rank %d's segment %s: %s", p->lpid, name, strerror(errno));
+        return -2;
+    }
+    plx_shm.st_map_name++;
+    return fd;
+}
+
 /* Maps the peer's segment (first contact as a sender or a receiver, or as
- * the helper of its read). The opener that completes the count of the node's other ranks
- * unlinks the name: nobody will open it again. */
+ * the helper of its read). By name, the opener that completes the count of
+ * the node's other ranks unlinks the name: nobody will open it again. */
 static plx_status_t plx_shm_peer_map(struct plx_shm_peer *p)
 {
     if (p->seg)
@@ -271,20 +361,11 @@ static plx_status_t plx_shm_peer_map(struct plx_shm_peer *p)
     if (p->lpid == plx_procs.my_lpid) {
         seg = plx_shm.my_seg;
     } else {
-        char name[300];
-        plx_shm_seg_name(p->lpid, name, sizeof name);
-        int fd = shm_open(name, O_RDWR, 0600);
-        if (fd < 0 && errno == ENOENT) {
-            /* Every segment exists before the card fence, and the name goes
-             * before MPI_Finalize only once every other rank has opened it:
-             * so the owner has finalized (its last records, or a credit for
-             * it, are all that is left) or died (the launcher ends the job). */
-            plx_debug(2, "shm: rank %d has left (its segment is unlinked)", p->lpid);
-            p->gone = 1;
-            return PLX_ERR_IO;
-        }
+        char name[300] = "";
+        int fd = plx_shm.by_fd ? plx_shm_take_fd(p) : plx_shm_open_name(p, name, sizeof name);
         if (fd < 0) {
-            plx_warn("shm: cannot open rank %d's segment %s: %s", p->lpid, name, strerror(errno));
+            if (p->gone)
+                plx_debug(2, "shm: rank %d has left (its segment is gone)", p->lpid);
             return PLX_ERR_IO;
         }
         void *m = mmap(NULL, plx_shm.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -294,14 +375,27 @@ static plx_status_t plx_shm_peer_map(struct plx_shm_peer *p)
             return PLX_ERR_NOMEM;
         }
         seg = m;
-        if (seg->magic != PLX_SHM_MAGIC || seg->ring_size != plx_shm.ring_size ||
+        uint64_t gid[2];
+        plx_proc_gid(p->lpid, gid);
+        if (seg->magic != PLX_SHM_MAGIC || seg->job_key != gid[0] || seg->owner_lpid != (int32_t)gid[1]) {
+            munmap(m, plx_shm.seg_size);
+            if (!plx_shm.by_fd) {
+                plx_warn("shm: %s is not rank %d's segment", name, p->lpid);
+                return PLX_ERR_IO;
+            }
+            plx_debug(2, "shm: rank %d has left (its descriptor now names another file)", p->lpid);
+            p->gone = 1;
+            return PLX_ERR_IO;
+        }
+        if (seg->ring_size != plx_shm.ring_size ||
             seg->queue_size != plx_shm.queue_size || seg->nfast != (uint32_t)plx_shm.nfast) {
             plx_warn("shm: rank %d's segment has a different layout (PLEXUS_SHM_RING_SIZE, "
                      "PLEXUS_SHM_QUEUE_SIZE and PLEXUS_SHM_FAST_RINGS must be the same on every rank)", p->lpid);
             munmap(m, plx_shm.seg_size);
             return PLX_ERR_ARG;
         }
-        if (atomic_fetch_add_explicit(&seg->opened, 1, memory_order_acq_rel) + 1 == (uint32_t)plx_shm.nlocal - 1)
+        if (!plx_shm.by_fd &&
+            atomic_fetch_add_explicit(&seg->opened, 1, memory_order_acq_rel) + 1 == (uint32_t)plx_shm.nlocal - 1)
             shm_unlink(name);
     }
     plx_shmq_init(&p->queue, plx_shm_queue_at(seg), plx_shm.queue_size);
@@ -939,6 +1033,10 @@ static int plx_shm_cpu_shared(void)
 
 static void plx_shm_finalize(void)
 {
+    if (plx_config.stats && plx_shm.st_map_fd + plx_shm.st_map_name)
+        plx_warn("stats: shm: %llu peers' segments mapped (%d inside MPI_Init), %llu by descriptor, %llu by name",
+                 (unsigned long long)(plx_shm.st_map_fd + plx_shm.st_map_name), plx_shm.mapped_at_init,
+                 (unsigned long long)plx_shm.st_map_fd, (unsigned long long)plx_shm.st_map_name);
     if (plx_config.stats && (plx_shm.st_revoked || plx_shm.st_given_back))
         plx_warn("stats: shm: %llu rings asked back (for a busier sender), %llu rings given back",
                  (unsigned long long)plx_shm.st_revoked, (unsigned long long)plx_shm.st_given_back);
@@ -958,11 +1056,14 @@ static void plx_shm_finalize(void)
         free(plx_shm.peer_of[i]);
     if (plx_shm.bell_fd >= 0)
         close(plx_shm.bell_fd);
+    if (plx_shm.seg_fd >= 0)
+        close(plx_shm.seg_fd);         /* a peer that takes it after this finds it gone (EBADF) */
     free(plx_shm.peer_of);
     free(plx_shm.mapped);
     free(plx_shm.local_of_lpid);
     memset(&plx_shm, 0, sizeof plx_shm);
     plx_shm.bell_fd = -1;
+    plx_shm.seg_fd = -1;
 }
 
 /* The segment's size: header, queue, rings. Not a function of the node's
@@ -987,29 +1088,120 @@ static size_t plx_shm_layout(void)
     return PLX_SHM_PAGE + PLX_RING_CTRL + plx_shm.queue_size + (size_t)plx_shm.nfast * plx_shm_ring_stride();
 }
 
+/* Can node peers take a descriptor of ours with pidfd_getfd? The kernel
+ * checks what it checks for process_vm_readv (PTRACE_MODE_ATTACH_REALCREDS):
+ * same user, dumpable, Yama's ptrace_scope (1 is met by PR_SET_PTRACER_ANY,
+ * set in plx_shm_init; 2 needs CAP_SYS_PTRACE, 3 forbids), and a seccomp
+ * filter may refuse the calls. Taking our own descriptor tests the calls;
+ * the rest is the same for every process of the node, so every rank of a
+ * job decides alike and a job never mixes the two ways. */
+static int plx_shm_fd_usable(int fd, char *why, size_t len)
+{
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+    int scope = 0;
+    if (f) {
+        if (fscanf(f, "%d", &scope) != 1)
+            scope = 0;
+        fclose(f);
+    }
+    if (scope >= 3 || (scope == 2 && geteuid() != 0)) {
+        snprintf(why, len, "Yama's ptrace_scope is %d", scope);
+        return 0;
+    }
+    if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 1) {
+        snprintf(why, len, "the process is not dumpable");
+        return 0;
+    }
+    int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+    int copy = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+    int err = errno;
+    if (copy >= 0)
+        close(copy);
+    if (pidfd >= 0)
+        close(pidfd);
+    if (copy < 0) {
+        snprintf(why, len, "%s: %s", pidfd < 0 ? "pidfd_open" : "pidfd_getfd", strerror(err));
+        return 0;
+    }
+    return 1;
+}
+
+/* This process's segment without a name (PLEXUS_SHM_SEGMENTS fd or auto):
+ * an unlinked file of /dev/shm (O_TMPFILE), so that /dev/shm's size still
+ * bounds it and nothing is left when the process dies, however it dies.
+ * The descriptor, or -1 when it cannot be used (why says so). */
+static int plx_shm_create_unnamed(char *why, size_t len)
+{
+    int fd = open("/dev/shm", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(why, len, "O_TMPFILE in /dev/shm: %s", strerror(errno));
+        return -1;
+    }
+    if (fd < 3) {                      /* stdin/out/err closed: keep it out of the program's way */
+        int hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        close(fd);
+        if ((fd = hi) < 0) {
+            snprintf(why, len, "F_DUPFD: %s", strerror(errno));
+            return -1;
+        }
+    }
+    if (!plx_shm_fd_usable(fd, why, len)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 /* Creates, reserves and maps this process's segment; on failure says why in
  * plx_shm.early_st (reported by open, which knows the node's ranks). */
 static plx_status_t plx_shm_create_own(void)
 {
-    plx_shm_seg_name(plx_procs.my_lpid, plx_shm.name, sizeof plx_shm.name);
-    shm_unlink(plx_shm.name);    /* a leftover of a killed job with the same id */
-    int fd = shm_open(plx_shm.name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (fd < 0) {
-        plx_warn("shm: cannot create %s: %s", plx_shm.name, strerror(errno));
-        return PLX_ERR_IO;
+    const char *mode = plx_config.shm_segments;
+    int fd = -1;
+    if (strcmp(mode, "name") != 0) {
+        if (strcmp(mode, "fd") != 0 && strcmp(mode, "auto") != 0) {
+            plx_warn("PLEXUS_SHM_SEGMENTS=%s: expected auto, fd or name", mode);
+            return PLX_ERR_ARG;
+        }
+        char why[200];
+        fd = plx_shm_create_unnamed(why, sizeof why);
+        if (fd < 0 && strcmp(mode, "fd") == 0) {
+            plx_warn("shm: PLEXUS_SHM_SEGMENTS=fd, but segments cannot be passed by descriptor here (%s)", why);
+            return PLX_ERR_UNSUPPORTED;
+        }
+        if (fd < 0)
+            plx_debug(1, "shm: segments by name (%s)", why);
+    }
+    if (fd >= 0) {
+        plx_shm.by_fd = 1;
+        plx_shm.unlinked = 1;          /* it never had a name */
+        snprintf(plx_shm.name, sizeof plx_shm.name, "(descriptor %d)", fd);
+    } else {
+        plx_shm_seg_name(plx_procs.my_lpid, plx_shm.name, sizeof plx_shm.name);
+        shm_unlink(plx_shm.name);    /* a leftover of a killed job with the same id */
+        fd = shm_open(plx_shm.name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0) {
+            plx_warn("shm: cannot create %s: %s", plx_shm.name, strerror(errno));
+            return PLX_ERR_IO;
+        }
     }
     plx_shm.created = 1;
     int err = posix_fallocate(fd, 0, (off_t)plx_shm.seg_size);
     if (err) {
         close(fd);
-        shm_unlink(plx_shm.name);
+        if (!plx_shm.by_fd)
+            shm_unlink(plx_shm.name);
         plx_shm.unlinked = 1;
         return err == ENOSPC ? PLX_ERR_NOSPACE : PLX_ERR_IO;
     }
     void *m = mmap(NULL, plx_shm.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
+    if (plx_shm.by_fd && m != MAP_FAILED)
+        plx_shm.seg_fd = fd;           /* peers take it by number */
+    else
+        close(fd);
     if (m == MAP_FAILED) {
-        shm_unlink(plx_shm.name);
+        if (!plx_shm.by_fd)
+            shm_unlink(plx_shm.name);
         plx_shm.unlinked = 1;
         return PLX_ERR_NOMEM;
     }
@@ -1024,9 +1216,17 @@ static plx_status_t plx_shm_create_own(void)
     plx_shm.my_seg->nfast = (uint32_t)plx_shm.nfast;
     plx_shm.my_seg->owner_lpid = plx_procs.my_lpid;
     plx_shm.my_seg->owner_pid = (int32_t)getpid();
+    plx_shm.my_seg->job_key = plx_procs.my_job_key;
     plx_shm.my_seg->ring_size = plx_shm.ring_size;
     plx_shm.my_seg->queue_size = plx_shm.queue_size;
     plx_shmq_init(&plx_shm.queue, plx_shm_queue_at(plx_shm.my_seg), plx_shm.queue_size);
+    if (plx_shm.by_fd && plx_procs.n > 1) {
+        char key[32], val[64];
+        snprintf(key, sizeof key, "shm-%d", plx_procs.my_lpid);
+        snprintf(val, sizeof val, "%d.%d", (int)getpid(), plx_shm.seg_fd);
+        if (plx_pm_put(key, val) != PLX_OK)
+            plx_warn("shm: cannot publish the shared-memory card");
+    }
     return PLX_OK;
 }
 
@@ -1055,6 +1255,7 @@ static int64_t plx_shm_align_setting(void)
 static void plx_shm_init_early(void)
 {
     plx_shm.bell_fd = -1;
+    plx_shm.seg_fd = -1;
     plx_shm.seg_size = plx_shm_layout();
     if (!plx_shm.seg_size) {
         plx_shm.early_st = PLX_ERR_ARG;
@@ -1106,7 +1307,7 @@ static plx_status_t plx_shm_init(void)
         plx_shm_no_space();
     if (plx_shm.early_st != PLX_OK)
         return plx_shm.early_st;
-    if (plx_shm.nlocal == 1) {
+    if (plx_shm.nlocal == 1 && !plx_shm.unlinked) {
         shm_unlink(plx_shm.name);      /* nobody else will open it */
         plx_shm.unlinked = 1;
     }
@@ -1133,16 +1334,19 @@ static plx_status_t plx_shm_init(void)
      * nothing: O(node ranks) opens and maps at MPI_Init (as before issue
      * 15), no peer is waited for. */
     const char *ours = getenv("PLEXUS_MPIEXEC");
-    if (!(ours && strcmp(ours, "1") == 0))
+    if (!plx_shm.by_fd && !(ours && strcmp(ours, "1") == 0))
         for (int i = 0; i < plx_shm.nlocal; i++) {
             plx_status_t st = plx_shm_peer_map(plx_shm_peer_get(plx_procs.local_lpids[i]));
             if (st != PLX_OK)
                 return st;
         }
+    plx_shm.mapped_at_init = (int)(plx_shm.st_map_fd + plx_shm.st_map_name);
     /* Cross-memory attach is tried on the first large read; a refusal
-     * (Yama, seccomp) switches this process to the pipelined copy then. */
+     * (Yama, seccomp) switches this process to the pipelined copy then.
+     * Segments by descriptor need the same permission (pidfd_getfd), also
+     * from processes of other jobs. */
     plx_shm.cma = plx_config.shm_cma;
-    if (plx_shm.cma && plx_shm.nlocal > 1)
+    if (plx_shm.by_fd || (plx_shm.cma && plx_shm.nlocal > 1))
         prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);   /* Yama: let node peers read us */
     return PLX_OK;
 }
