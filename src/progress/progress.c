@@ -154,7 +154,7 @@ static struct {
  * application is out and stays out for CONFIRM, or did not poll. While it
  * listens, it also looks every PARK_MAX whether the application still
  * polls (a safety net: it takes over if not). */
-#define PLX_PROGRESS_HOLDOFF_MIN_US 25
+#define PLX_PROGRESS_HOLDOFF_MIN_US 50
 #define PLX_PROGRESS_HOLDOFF_MAX_US 1000
 #define PLX_PROGRESS_REENTRY_US 1000
 #define PLX_PROGRESS_STREAM_LEAVES 2
