@@ -64,7 +64,7 @@
  *    (nothing published before the announcement is missed), lets go of the
  *    lock and sleeps in poll() on their descriptors and its eventfd: a few
  *    microseconds after the application leaves a long call, within a
- *    hold-off (25 us to 1 ms) after a stream of short calls, and at once
+ *    hold-off (50 us to 1 ms) after a stream of short calls, and at once
  *    when an application thread goes to sleep in a wait.
  *  - An application thread whose wait has spun and yielded in vain does not
  *    sleep on the doorbells itself: it sleeps on the condition variable
