@@ -51,9 +51,9 @@
  *    only after a hold-off in which no call left (the application stays in
  *    a long call); in a stream of short calls it stays deaf (no call
  *    writes anything) and takes over at the end of a hold-off after which
- *    the application is out and stays out, or did not poll. If the
- *    application polled but had left before the thread looked, it takes
- *    over without parking. Listening, it also looks every PARK_MAX whether
+ *    the application is out and stays out, or did not poll (also when
+ *    the application polled but had left before the thread looked: no
+ *    call will ring then). Listening, it also looks every PARK_MAX whether
  *    the application still polls. So while the application communicates,
  *    its calls find the lock free: the thread costs them one uncontended
  *    mutex pair and two stores per call and a few thousand timer wake-ups
