@@ -65,18 +65,25 @@ static struct {
     int nheld, capheld;
 } plx_fl;
 
+/* A setting of the fabric's RMA features (PLEXUS_RMA_FABRIC_LOCKS,
+ * PLEXUS_RMA_NATIVE_ACC): "on"/"1", "off"/"0", else "auto": on when the job
+ * uses ofi (named in PLEXUS_TRANSPORTS, or a provider chosen). */
+int plx_rma_ofi_setting(const char *s)
+{
+    if (!strcmp(s, "on") || !strcmp(s, "1"))
+        return 1;
+    if (!strcmp(s, "off") || !strcmp(s, "0"))
+        return 0;
+    return (plx_config.transports[0] && plx_route_enabled("ofi") && strstr(plx_config.transports, "ofi")) ||
+           plx_config.ofi_provider[0] != 0;
+}
+
 int plx_rma_fab_enabled(void)
 {
     static int on = -1;
     if (on < 0) {
         const char *s = plx_config.rma_fabric_locks;
-        if (!strcmp(s, "on") || !strcmp(s, "1"))
-            on = 1;
-        else if (!strcmp(s, "off") || !strcmp(s, "0"))
-            on = 0;
-        else
-            on = (plx_config.transports[0] && plx_route_enabled("ofi") && strstr(plx_config.transports, "ofi")) ||
-                 plx_config.ofi_provider[0] != 0;
+        on = plx_rma_ofi_setting(s);
         /* libfabric's sockets provider lost a fetch-atomic's completion with
          * 7 origins contending for one word (session 7: the origin waited
          * for good); auto leaves it the queue */

@@ -130,16 +130,8 @@ static int plx_nat_aop(MPI_Op op, int cls)
 static int plx_nat_enabled(void)
 {
     static int on = -1;
-    if (on < 0) {
-        const char *s = plx_config.rma_native_acc;
-        if (!strcmp(s, "on") || !strcmp(s, "1"))
-            on = 1;
-        else if (!strcmp(s, "off") || !strcmp(s, "0"))
-            on = 0;
-        else
-            on = (plx_config.transports[0] && plx_route_enabled("ofi") && strstr(plx_config.transports, "ofi")) ||
-                 plx_config.ofi_provider[0] != 0;
-    }
+    if (on < 0)
+        on = plx_rma_ofi_setting(plx_config.rma_native_acc);
     return on;
 }
 

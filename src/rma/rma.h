@@ -256,6 +256,7 @@ int plx_rma_fab_info(uint64_t info[2]);
 void plx_rma_fab_info_answer(int lpid, int ok, const uint64_t info[2]);
 /* A new window slot's word starts free. */
 void plx_rma_fab_wid_reset(int wid);
+int plx_rma_ofi_setting(const char *s);
 int plx_rma_fab_enabled(void);
 uint64_t plx_rma_fab_ops(void);
 
