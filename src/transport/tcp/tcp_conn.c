@@ -131,6 +131,7 @@ static void plx_tcp_link_fail(struct plx_tcp_peer *p, const char *why, int ended
     }
     p->sq_copied = 0;
     p->state = PLX_TCP_P_IDLE;
+    p->failed_before = 1;
     if (plx_list_empty(&p->fail_link)) {
         free(p->fail_why);
         p->fail_why = plx_strdup(why);
@@ -309,7 +310,8 @@ static void plx_tcp_try_next(struct plx_tcp_peer *p)
         double left = p->connect_deadline - plx_util_now();
         if (left <= 0) {
             char why[96];
-            snprintf(why, sizeof why, "no address answered within %g s", plx_tcp.timeout);
+            snprintf(why, sizeof why, "no address answered within %g s",
+                     p->failed_before ? PLX_MIN(plx_tcp.timeout, 2.0) : plx_tcp.timeout);
             plx_tcp_connect_failed(p, why);
             return;
         }
@@ -434,7 +436,12 @@ void plx_tcp_connect_start(struct plx_tcp_peer *p)
     p->ncand = plx_tcp_rail_cands(p->rail, p->lpid, c, p->cand);
     p->next_cand = 0;
     p->tried[0] = 0;
-    p->connect_deadline = plx_util_now() + plx_tcp.timeout;
+    /* A probe of a link that failed (the router sends one a second while the
+     * rail is down) gets a short budget: a connect begun while the rail was
+     * down waits for its next SYN, which the kernel sends 1, 3, 7, 15 s ...
+     * after the first, so a rail that comes back would be seen that late;
+     * a failed probe is only followed by the next one. */
+    p->connect_deadline = plx_util_now() + (p->failed_before ? PLX_MIN(plx_tcp.timeout, 2.0) : plx_tcp.timeout);
     plx_debug(2, "tcp: %s: connecting to rank %d (host %s, %d addresses)", p->rail->ifc.name, p->lpid, c->host,
               p->ncand);
     plx_tcp_try_next(p);

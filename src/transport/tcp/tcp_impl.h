@@ -125,6 +125,7 @@ struct plx_tcp_peer {
     struct plx_iface_ip cand[2 + PLX_TCP_CARD_MAX_ADDRS];
     int ncand, next_cand;
     double connect_deadline;            /* the whole budget of all its addresses */
+    int failed_before;                  /* its link failed once: a connect now is the router's probe */
     double wait_deadline;               /* WAIT_PEER */
     struct plx_list wait_link;
     char tried[600];
