@@ -24,29 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static volatile double sink;
-
-static void compute(double us)
-{
-    double t0 = now_us(), s = 0;
-    while (now_us() - t0 < us)
-        for (int i = 0; i < 1000; i++)
-            s += i * 0.5;
-    sink = s;
-}
+#include "sched_util.h"
 
 static void one_op(int op, char *buf, int size, MPI_Win win)
 {
