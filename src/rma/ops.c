@@ -15,7 +15,6 @@
  * touched), executed whole and answered, with the data of a get or the old
  * values of a get_accumulate.
  */
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -536,7 +535,7 @@ void plx_rma_am_init(void)
 /* Issue 14: an operation's native atomics are all complete at the target. */
 static void plx_rma_nat_done(struct plx_tp_comp *c)
 {
-    struct plx_rma_op *op = (struct plx_rma_op *)((char *)c - offsetof(struct plx_rma_op, comp));
+    struct plx_rma_op *op = plx_container_of(c, struct plx_rma_op, comp);
     if (c->status != PLX_OK && !op->status)
         op->status = c->status == PLX_ERR_RANGE ? MPI_ERR_RMA_RANGE : MPI_ERR_OTHER;
     free(op->nat_in);
