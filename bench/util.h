@@ -484,6 +484,23 @@ static inline int bench_limit_parse(int argc, char **argv, struct bench_opts *o,
     }
     return -1;
 }
+#include <sys/socket.h>
+
+/* Sends (writing) or receives exactly n bytes on a socket, retrying on
+ * EINTR and, with MSG_DONTWAIT in flags, busy-polling on EAGAIN. 0 or -1. */
+static inline int bench_sock_full(int fd, char *buf, size_t n, int writing, int flags)
+{
+    while (n > 0) {
+        ssize_t k = writing ? send(fd, buf, n, flags | MSG_NOSIGNAL) : recv(fd, buf, n, flags);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+            continue;
+        if (k <= 0)
+            return -1;
+        buf += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
 #endif
 
 #endif /* PLEXUS_BENCH_UTIL_H */

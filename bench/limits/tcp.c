@@ -32,17 +32,7 @@ static int io_flags; /* MSG_DONTWAIT when polling */
 
 static int io_full(int fd, char *buf, size_t n, int writing)
 {
-    while (n > 0) {
-        ssize_t k = writing ? send(fd, buf, n, io_flags | MSG_NOSIGNAL)
-                            : recv(fd, buf, n, io_flags);
-        if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-            continue;
-        if (k <= 0)
-            return -1;
-        buf += k;
-        n -= (size_t)k;
-    }
-    return 0;
+    return bench_sock_full(fd, buf, n, writing, io_flags);
 }
 
 int main(int argc, char **argv)
