@@ -11,7 +11,11 @@
  *          sleeps too (a progress thread on an idle core);
  *   busy:  a second thread sleeps in epoll_wait and answers while the main
  *          thread computes on the same core (a progress thread whose rank
- *          computes without calling MPI: every answer wakes it on a busy core).
+ *          computes without calling MPI: every answer wakes it on a busy core);
+ *   linger: as busy, but after each answer the thread polls the socket for
+ *          50 us before it sleeps again, as Plexus's progress thread does
+ *          after work (docs/progress.md), sharing the core with the
+ *          computation while it polls.
  * The modes alternate, one round each at a time, so the machine's drift
  * touches them alike. Each row: the half round trip's median, mean and 90th
  * percentile per mode, in microseconds, and busy's median against spin's.
@@ -31,36 +35,42 @@
 
 static const char usage[] =
     "wake: 8-byte TCP ping-pong answered by a spinning thread, a sleeping thread on an idle\n"
-    "      core, or a sleeping thread on a core its process computes on (us)\n"
+    "      core, a sleeping thread on a core its process computes on, and the same thread\n"
+    "      polling 50 us after each answer (us)\n"
     "usage: wake [-i iterations per round] [-x warm-up] [-r rounds] [-b (no pinning)]";
 
-enum { MODE_SPIN, MODE_SLEEP, MODE_BUSY, MODE_COUNT };
-static const char *const mode_name[MODE_COUNT] = {"spin", "sleep", "busy"};
+enum { MODE_SPIN, MODE_SLEEP, MODE_BUSY, MODE_LINGER, MODE_COUNT };
+static const char *const mode_name[MODE_COUNT] = {"spin", "sleep", "busy", "linger"};
+static double linger_us; /* MODE_LINGER: how long the answerer polls after an answer */
 
 static volatile int answer_done;
 
-/* The sleeping answerer: epoll_wait, read what came, answer, sleep again. */
+/* The sleeping answerer: read what came, answer, poll on for linger_us,
+ * then sleep in epoll_wait until the next message. */
 static void *answer_sleeping(void *arg)
 {
     int fd = *(int *)arg, ep = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
     char buf[8];
+    double until = 0.0;
     if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
         _exit(3);
     for (;;) {
-        struct epoll_event got;
-        int n = epoll_wait(ep, &got, 1, -1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            break;
         ssize_t k = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-        if (k == 0 || (k < 0 && errno != EAGAIN))
+        if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
+            if (bench_now() < until)
+                continue;
+            struct epoll_event got;
+            if (epoll_wait(ep, &got, 1, -1) < 0 && errno != EINTR)
+                break;
+            continue;
+        }
+        if (k <= 0)
             break;
-        if (k > 0 && (k < (ssize_t)sizeof(buf) && bench_sock_full(fd, buf + k, sizeof(buf) - (size_t)k, 0, 0)))
+        if ((k < (ssize_t)sizeof(buf) && bench_sock_full(fd, buf + k, sizeof(buf) - (size_t)k, 0, 0)) ||
+            bench_sock_full(fd, buf, sizeof(buf), 1, 0))
             break;
-        if (k > 0 && bench_sock_full(fd, buf, sizeof(buf), 1, 0))
-            break;
+        until = linger_us > 0 ? bench_now() + linger_us * 1e-6 : 0.0;
     }
     answer_done = 1;
     return NULL;
@@ -76,13 +86,14 @@ static void target(int fd, int mode)
         _exit(0);
     }
     pthread_t t;
+    linger_us = mode == MODE_LINGER ? 50.0 : 0.0;
     if (pthread_create(&t, NULL, answer_sleeping, &fd))
         _exit(2);
     if (mode == MODE_SLEEP) {
         pthread_join(t, NULL);
         _exit(0);
     }
-    volatile double x = 1.0; /* MODE_BUSY: compute until the origin hangs up */
+    volatile double x = 1.0; /* MODE_BUSY, MODE_LINGER: compute until the origin hangs up */
     while (!answer_done)
         for (int i = 0; i < 100000; i++)
             x = x * 1.0000001 + 1e-9;
@@ -176,12 +187,13 @@ int main(int argc, char **argv)
     }
     printf("# plexus-bench: limit_wake\n");
     printf("# description: 8-byte TCP loopback ping-pong, half round trip; the answer comes from a "
-           "spinning thread, a sleeping thread on an idle core, or a sleeping thread on a "
-           "computing core\n");
+           "spinning thread, a sleeping thread on an idle core, a sleeping thread on a computing "
+           "core, or that thread polling 50 us after each answer\n");
     printf("# iterations: %d a round, %d rounds, modes alternating\n", iters, rounds);
     printf("# pinned: %s\n", pinned ? "origin core 0, target (all its threads) core 1" : "no");
     printf("# columns: round spin_p50_us spin_mean_us spin_p90_us sleep_p50_us sleep_mean_us "
-           "sleep_p90_us busy_p50_us busy_mean_us busy_p90_us busy_over_spin_p50\n");
+           "sleep_p90_us busy_p50_us busy_mean_us busy_p90_us linger_p50_us linger_mean_us "
+           "linger_p90_us busy_over_spin_p50 linger_over_spin_p50\n");
     fflush(stdout);
     double *t = malloc(sizeof(double) * (size_t)iters);
     if (!t)
@@ -202,7 +214,7 @@ int main(int argc, char **argv)
             p50[m] = t[iters / 2];
             printf(" %.2f %.2f %.2f", p50[m], sum / iters, t[iters * 9 / 10]);
         }
-        printf(" %.2f\n", p50[MODE_BUSY] / p50[MODE_SPIN]);
+        printf(" %.2f %.2f\n", p50[MODE_BUSY] / p50[MODE_SPIN], p50[MODE_LINGER] / p50[MODE_SPIN]);
     }
     free(t);
     return 0;
