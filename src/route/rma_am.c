@@ -389,20 +389,22 @@ static void plx_rma_am_recv(struct plx_tp_iface *ifc, int lpid, const struct plx
     const void *adata = NULL;
     size_t alen = 0;
     uint8_t status = 0;
+    /* the transport may have set its own bit (shm's page-offset pad on AMD) */
+    int kind = h->flags & (uint8_t)~PLX_PKT_F_TRANSPORT;
     if (h->len < sizeof q) {
         status = 2;
     } else {
         memcpy(&q, payload, sizeof q);
         void *mem = plx_rma_am_target(q.key, h->off, q.len);
-        if (!mem || (h->flags == PLX_RMA_PUT && h->len - sizeof q != q.len) ||
-            (h->flags == PLX_RMA_ATOMIC && (q.len != 8 || (h->off & 7)))) {
+        if (!mem || (kind == PLX_RMA_PUT && h->len - sizeof q != q.len) ||
+            (kind == PLX_RMA_ATOMIC && (q.len != 8 || (h->off & 7)))) {
             status = 1;         /* no such region, or outside it: nothing is touched */
-        } else if (h->flags == PLX_RMA_PUT) {
+        } else if (kind == PLX_RMA_PUT) {
             memcpy(mem, (const char *)payload + sizeof q, q.len);
-        } else if (h->flags == PLX_RMA_GET) {
+        } else if (kind == PLX_RMA_GET) {
             adata = mem;
             alen = q.len;
-        } else if (h->flags == PLX_RMA_ATOMIC) {
+        } else if (kind == PLX_RMA_ATOMIC) {
             uint64_t *w = mem;
             switch (q.atomic_op) {
             case PLX_TP_AT_FADD:
@@ -502,8 +504,9 @@ static void plx_rma_am_answer(struct plx_tp_iface *ifc, int lpid, const struct p
     struct plx_rma_op *op = (struct plx_rma_op *)(uintptr_t)h->sreq;
     plx_list_remove(&op->link);
     plx_status_t st = PLX_OK;
-    if (h->flags)
-        st = h->flags == 1 ? PLX_ERR_RANGE : PLX_ERR_ARG;
+    int status = h->flags & (uint8_t)~PLX_PKT_F_TRANSPORT;
+    if (status)
+        st = status == 1 ? PLX_ERR_RANGE : PLX_ERR_ARG;
     else if (op->local && h->len)
         memcpy(op->local, payload, h->len);
     else if (op->result && h->len >= 8)
