@@ -31,6 +31,10 @@
  * leaves names behind: mpiexec and plexus-proxy remove the job's names when
  * it ends (plx_spawn_sweep_shm).
  *
+ * Processes of other jobs on this host (spawn, connect/accept, join) write
+ * to the same queue through a second instance, "shm_jobs", as guests of the
+ * receiver: see "processes of other jobs" below.
+ *
  * A producer that finds the queue or its ring full sets its bit (rank mod
  * 64) in the receiver's `waiters` word; the receiver, after taking records,
  * rings the doorbell of the flagged ranks that sleep.
