@@ -132,7 +132,7 @@ struct plx_shm_coop_slot {
 /* A process of another job (a guest) that writes to this segment: it
  * claims a free slot with a CAS on `word` (pid << 32 | gen << 1 | busy),
  * which advances gen, and then fills in who it is; the owner frees it on
- * reading the guest's BYE (see "Other jobs" in the file's header). */
+ * reading the guest's BYE (see "processes of other jobs" below). */
 struct plx_shm_guest_slot {
     _Atomic uint64_t word;
     int32_t wrank;                     /* the guest's world rank in its job */
@@ -1378,9 +1378,9 @@ static plx_status_t plx_shm_init(void)
     plx_shm.rebalance = plx_shm.nlocal > plx_config.shm_fast_rings && plx_config.shm_fast_rings > 0;
     plx_shm.offer_to = -1;
     if (!plx_shm.created && plx_shm.early_st == PLX_OK) {
-        plx_shm.singleton = 1;
+        plx_shm.singleton = 1;          /* a singleton: no card fence, no early call */
         plx_shm_init_early();
-    }   /* a singleton: no card fence, no early call */
+    }
     if (plx_shm.early_st == PLX_ERR_NOSPACE)
         plx_shm_no_space();
     if (plx_shm.early_st != PLX_OK)
