@@ -1,6 +1,7 @@
 /*
  * Processes of other jobs on one host talk over shared memory (issue 16):
  * the parents spawn two children, and between the jobs
+ *   - each child's first message reaches parent 0, which only tests for it;
  *   - every size of 8, 4000, 12288, 12289, 100000 and 3 MiB goes both ways
  *     (the queue, eager records, rendezvous read from the other job);
  *   - each child floods parent 0 with 4000 64-byte messages while parent 0
@@ -40,6 +41,35 @@ static void nap_ms(int ms)
 {
     struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
     nanosleep(&ts, NULL);
+}
+
+/* Each child's first message, sent as soon as it has its parent: parent 0
+ * only tests for them, never waits (a record that came before the parent
+ * had added the child is delivered all the same). */
+static void first_words(MPI_Comm ic, int parent)
+{
+    int me, rs;
+    MPI_Comm_rank(ic, &me);
+    MPI_Comm_remote_size(ic, &rs);
+    if (!parent) {
+        int v = 7 * (me + 1);
+        PLX_CHECK_MPI(MPI_Send(&v, 1, MPI_INT, 0, 30, ic));
+        return;
+    }
+    if (me != 0)
+        return;
+    int *v = calloc((size_t)rs, sizeof *v), done = 0;
+    MPI_Request *rq = calloc((size_t)rs, sizeof *rq);
+    for (int r = 0; r < rs; r++)
+        PLX_CHECK_MPI(MPI_Irecv(&v[r], 1, MPI_INT, r, 30, ic, &rq[r]));
+    double t0 = MPI_Wtime();
+    while (!done && MPI_Wtime() - t0 < 20)
+        MPI_Testall(rs, rq, &done, MPI_STATUSES_IGNORE);
+    PLX_CHECK(done, "the children's first messages reach a parent that only tests (%.1f s)", MPI_Wtime() - t0);
+    for (int r = 0; r < rs && done; r++)
+        PLX_CHECK_EQ(v[r], 7 * (r + 1), "a child's first message");
+    free(v);
+    free(rq);
 }
 
 /* Every size both ways between every parent and every child. */
@@ -244,6 +274,7 @@ int main(int argc, char **argv)
         ic = parent;
     }
     MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
+    first_words(ic, is_parent);
     exchange(ic, is_parent);
     flood(ic, is_parent);
     merged(ic, is_parent);

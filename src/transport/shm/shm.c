@@ -225,7 +225,8 @@ static struct {
     uint64_t revoking;                 /* bit k: ring k asked back, its END not yet read */
     uint32_t revoke_epochs;            /* epochs since then */
     int offer_to;                      /* busiest queue sender when a ring was asked back, -1 none */
-    int nending;                       /* my rings in peers' segments that wait for room for their END */
+    int nending;                       /* my rings in peers' segments that wait for room for their END,
+                                        * plus 1 while pend_retry: the poll loop's one test for rare work */
     struct plx_shmq queue;             /* my inbound queue (as its consumer) */
     int *local_of_lpid;                /* world rank -> local index or -1 */
     struct plx_shm_seg_hdr *my_seg;
@@ -258,6 +259,7 @@ static struct {
     uint32_t watch_n;                  /* idle stretches since the last look at guests' pids */
     struct { uint32_t gen; int lpid; } guest_lpid[PLX_SHM_GUESTS];    /* my slots resolved to lpids */
     struct plx_shm_pend *pend, **pend_tail;    /* guests' records waiting for their writer to be added */
+    int pend_retry;                    /* processes were added while records waited: the next poll delivers */
     uint64_t st_guest_in, st_guest_out;        /* records from and to processes of other jobs */
     int st_guests;                     /* such processes we talked to */
 } plx_shm;
@@ -978,10 +980,15 @@ static void plx_shm_rebalance(void)
     plx_shm.epoch_n = 0;
 }
 
+static void plx_shm_guest_retry(void);
+
 /* My rings that wait for room for their END (rare: the ring was full when
- * its owner asked for it back). */
+ * its owner asked for it back); records of other jobs' processes set
+ * aside, once after processes were added (plx_shm_add_peers). */
 static void plx_shm_end_pending(void)
 {
+    if (plx_unlikely(plx_shm.pend_retry))
+        plx_shm_guest_retry();
     for (int i = 0; i < plx_shm.nmapped && plx_shm.nending; i++)
         if (plx_shm.mapped[i]->out_state == PLX_SHM_OUT_ENDING)
             (void)plx_shm_fast_end(plx_shm.mapped[i]);
@@ -1585,6 +1592,17 @@ static void plx_shm_guest_pending(void)
     plx_shm.pend_tail = pp;
 }
 
+/* From the poll loop, once after processes were added while records of
+ * other jobs waited (a program that only tests, and never waits, gets them
+ * too). */
+static __attribute__((noinline, cold)) void plx_shm_guest_retry(void)
+{
+    plx_shm.pend_retry = 0;
+    plx_shm.nending--;
+    if (plx_shm.pend)
+        plx_shm_guest_pending();
+}
+
 /* Guests that found our queue full: ring them (they may sleep). */
 static void plx_shm_guest_wake_waiters(void)
 {
@@ -1701,6 +1719,10 @@ static plx_status_t plx_shm_add_peers(int ntotal)
     for (int l = from; l < ntotal; l++)
         if (plx_shm_guest_reaches(&plx_shm_guest_ifc, l))
             plx_shm.guests = 1;
+    if (plx_shm.pend && !plx_shm.pend_retry) {    /* not from here: the layers above grow after us */
+        plx_shm.pend_retry = 1;
+        plx_shm.nending++;
+    }
     return PLX_OK;
 }
 
