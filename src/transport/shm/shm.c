@@ -1575,10 +1575,11 @@ static void plx_shm_guest_deliver(int lpid, const struct plx_hdr *h, const void 
         plx_debug(1, "shm: record type %#x from lpid %d of another job (ignored)", h->type, lpid);
 }
 
-/* Records set aside whose writers are now known, in order. */
-static void plx_shm_guest_pending(void)
+/* Records set aside whose writers are now known, in order; how many. */
+static int plx_shm_guest_pending(void)
 {
     struct plx_shm_pend **pp = &plx_shm.pend, *e;
+    int n = 0;
     while ((e = *pp) != NULL) {
         int lpid = plx_shm_guest_lpid(e->gid);
         if (lpid < 0) {
@@ -1588,8 +1589,10 @@ static void plx_shm_guest_pending(void)
         *pp = e->next;
         plx_shm_guest_deliver(lpid, &e->h, &e->h + 1);
         free(e);
+        n++;
     }
     plx_shm.pend_tail = pp;
+    return n;
 }
 
 /* From the poll loop, once after processes were added while records of
@@ -1599,8 +1602,13 @@ static __attribute__((noinline, cold)) void plx_shm_guest_retry(void)
 {
     plx_shm.pend_retry = 0;
     plx_shm.nending--;
-    if (plx_shm.pend)
-        plx_shm_guest_pending();
+    if (plx_shm.pend && plx_shm_guest_pending() > 0) {
+        /* the poll loop does not count this as work: should the wait go
+         * to sleep now, it wakes at once and sees what was delivered */
+        struct plx_shm_peer me;
+        plx_shm_bell_addr(plx_procs.my_job_key, plx_procs.my_lpid, &me.bell, &me.bell_len);
+        plx_shm_ring_bell(&me);
+    }
 }
 
 /* Guests that found our queue full: ring them (they may sleep). */
