@@ -329,7 +329,7 @@ static int plx_dyn_meet(struct plx_comm *c, int root, int fd, int first, int err
             hdr[0] = plx_api_err(c, fn, cls, "the connection to the other group's root broke");
         else if (n < 0)
             hdr[0] = plx_api_err(c, fn, cls, "a process of this group has no transport that reaches other jobs "
-                                 "(a singleton, or PLEXUS_TRANSPORTS without tcp)");
+                                 "(a singleton, or PLEXUS_TRANSPORTS without tcp and shared memory by name)");
         else if (m <= 0)
             hdr[0] = plx_api_err(c, fn, cls, "the other group could not take part (a process there has no "
                                  "transport that reaches other jobs)");

@@ -10,15 +10,18 @@
  *
  *     <job>|<world rank>|<world size>|<node>|<pid>|<component cards>
  *
- * where the component cards are "tcp=<card>" (route.c collects them from
- * the components that can reach other jobs; ';'-separated). The cards
+ * where the component cards are "shm=<pid>.<fd>" and "tcp=<card>" (route.c
+ * collects them from the components that can reach other jobs;
+ * ';'-separated). The cards
  * travel over the connection that brought the two jobs together (the
  * library's, not the launcher's: the jobs share no key-value space).
  *
  * An added process gets a node id of its own even when it runs on this
- * host (same_host tells the transports), so shared memory and node-aware
- * collectives, which name their objects after this job, leave it out; it
- * is reached over TCP, by loopback on this host.
+ * host (same_host tells the transports), so node-aware collectives and
+ * shared windows, which name their objects after this job, leave it out.
+ * On this host the shared-memory transport reaches it when both cards have
+ * a "shm=" part (segments by descriptor: "shm_jobs", through the receiver's
+ * queue); otherwise, and on other hosts, TCP does (by loopback here).
  */
 #include <stdio.h>
 #include <stdlib.h>

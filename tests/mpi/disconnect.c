@@ -3,8 +3,8 @@
  * children, talk to them, and disconnect; the children then finalize and
  * their mpiexec ends while the parents are still running (before, a child's
  * MPI_Finalize waited up to 10 s for the parents' connections to close), and
- * the parents' connections to them are closed (open descriptors go back
- * down, and a second spawn and disconnect keeps none).
+ * the parents' connections to them are closed (open descriptors and mapped
+ * segments go back down, and a second spawn and disconnect keeps none).
  * The parents go on communicating among themselves afterwards. Names are
  * shared between the jobs: a child looks up the parents' name, a parent the
  * child's (mpiexec's PLEXUS_NAME_DIR).
@@ -19,6 +19,11 @@
 #include <unistd.h>
 #include "plx_test.h"
 
+/* What holds the other job: open descriptors (TCP's sockets) and the
+ * transport's mapped shared-memory segments (a process of another job on
+ * this host is reached through its segment: "/dev/shm/#<inode> (deleted)"
+ * by descriptor, "/dev/shm/plexus-..." by name; not the collectives'
+ * plx-coll-* objects). */
 static int open_fds(void)
 {
     DIR *d = opendir("/proc/self/fd");
@@ -28,7 +33,14 @@ static int open_fds(void)
         n += e->d_name[0] != '.';
     if (d)
         closedir(d);
-    return n - 1;   /* the directory's own descriptor */
+    n--;            /* the directory's own descriptor */
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        n += strstr(line, "/dev/shm/#") != NULL || strstr(line, "/dev/shm/plexus-") != NULL;
+    if (f)
+        fclose(f);
+    return n;
 }
 
 static void plx_nap(void)

@@ -31,6 +31,10 @@
  * leaves names behind: mpiexec and plexus-proxy remove the job's names when
  * it ends (plx_spawn_sweep_shm).
  *
+ * Processes of other jobs on this host (spawn, connect/accept, join) write
+ * to the same queue through a second instance, "shm_jobs", as guests of the
+ * receiver: see "processes of other jobs" below.
+ *
  * A producer that finds the queue or its ring full sets its bit (rank mod
  * 64) in the receiver's `waiters` word; the receiver, after taking records,
  * rings the doorbell of the flagged ranks that sleep.
@@ -64,6 +68,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,12 +99,17 @@
 #define PLX_SHM_PKT_REVOKE 0xf2        /* receiver -> ring holder: give ring k back (payload u32) */
 #define PLX_SHM_PKT_END 0xf3           /* last record of a ring given back; the queue carries what follows */
 #define PLX_SHM_PKT_OFFER 0xf4         /* receiver -> busy queue sender: a ring is free, claim it now */
+#define PLX_SHM_PKT_BYE 0xf5           /* a process of another job: my last record (its guest slot is free) */
 #define PLX_SHM_EPOCH 4096             /* records received between two looks at who uses the rings */
 #define PLX_SHM_FAST_MAX 64            /* per-pair rings a segment may hold (bits of fast_used) */
 #define PLX_SHM_COOP_SLOTS 32
 #define PLX_SHM_COOP_MAX_CHUNKS 16
 #define PLX_SHM_COOP_MIN_CHUNK (64 * 1024)
 #define PLX_SHM_COOP_EXCHANGE_MAX (4 * 1024 * 1024)    /* see plx_shm_coop_start */
+#define PLX_SHM_GUESTS 64              /* processes of other jobs that may write to one segment at once */
+#define PLX_SHM_GUEST_FROM 0x80000000u /* queue seal: a guest's record, gen << 8 | slot (never a world rank) */
+#define PLX_SHM_GUEST_GEN 0x7fffffu    /* bits of a slot's generation that records carry */
+#define PLX_SHM_WATCH_EVERY 64         /* idle stretches (plx_shm_cpu_shared) between two looks at guests' pids */
 
 /* Segments reached by descriptor (see "Start-up" above): the syscalls by
  * number where the C library's headers predate them (the same number on
@@ -119,6 +129,17 @@ struct plx_shm_coop_slot {
     _Atomic uint32_t fail;                 /* chunks the helper could not write */
 };
 
+/* A process of another job (a guest) that writes to this segment: it
+ * claims a free slot with a CAS on `word` (pid << 32 | gen << 1 | busy),
+ * which advances gen, and then fills in who it is; the owner frees it on
+ * reading the guest's BYE (see "processes of other jobs" below). */
+struct plx_shm_guest_slot {
+    _Atomic uint64_t word;
+    int32_t wrank;                     /* the guest's world rank in its job */
+    uint32_t pad;
+    uint64_t job_key;                  /* its job (plx_job_key) */
+};
+
 struct plx_shm_seg_hdr {
     _Atomic uint32_t sleeping;
     _Atomic int32_t cpu;               /* where the owner last waited (sched_getcpu), -1 unknown */
@@ -133,7 +154,11 @@ struct plx_shm_seg_hdr {
     _Atomic uint32_t opened;           /* node peers that have mapped this segment */
     _Alignas(64) _Atomic uint64_t waiters;     /* bit lpid % 64: a sender found no room */
     struct plx_shm_coop_slot coop[PLX_SHM_COOP_SLOTS];
+    /* processes of other jobs (cold: after everything the same job uses) */
+    _Alignas(64) _Atomic uint64_t guest_waiters;   /* bit k: guest slot k's writer found no room */
+    struct plx_shm_guest_slot guest[PLX_SHM_GUESTS];
 };
+_Static_assert(sizeof(struct plx_shm_seg_hdr) <= PLX_SHM_PAGE, "the segment header fits its page");
 
 struct plx_shm_help {                  /* reader -> sender */
     uint32_t slot, gen;
@@ -174,6 +199,12 @@ struct plx_shm_peer {
     int gone;                          /* its segment's name is gone: it has left MPI_Finalize */
     struct sockaddr_un bell;
     socklen_t bell_len;
+    /* a process of another job (lpid >= plx_procs.n); cold */
+    int guest_slot;                    /* +1: my slot in its segment (0: none claimed) */
+    uint32_t guest_gen;                /* that slot's generation */
+    int watch;                         /* we talk to it: its death is a failure (plx_shm_guest_watch) */
+    int bye;                           /* its BYE has been read: it has left us */
+    int wrote;                         /* it has written to us (PLEXUS_STATS) */
 };
 
 static struct {
@@ -194,7 +225,8 @@ static struct {
     uint64_t revoking;                 /* bit k: ring k asked back, its END not yet read */
     uint32_t revoke_epochs;            /* epochs since then */
     int offer_to;                      /* busiest queue sender when a ring was asked back, -1 none */
-    int nending;                       /* my rings in peers' segments that wait for room for their END */
+    int nending;                       /* my rings in peers' segments that wait for room for their END,
+                                        * plus 1 while pend_retry: the poll loop's one test for rare work */
     struct plx_shmq queue;             /* my inbound queue (as its consumer) */
     int *local_of_lpid;                /* world rank -> local index or -1 */
     struct plx_shm_seg_hdr *my_seg;
@@ -219,9 +251,29 @@ static struct {
     uint64_t st_revoked, st_given_back;        /* rings asked back (as receiver), given back (as sender) */
     char name[300];
     const struct plx_tp_upcalls *up;
+    /* processes of other jobs; cold, and looked at only from out-of-line functions */
+    int npeer_of;                      /* entries of peer_of: world size, then every added process */
+    int nmapped_max;                   /* entries of mapped */
+    int guests;                        /* some added process is reached by shm: watch their pids */
+    int singleton;                     /* started without a launcher: other jobs reach us over TCP */
+    uint32_t watch_n;                  /* idle stretches since the last look at guests' pids */
+    struct { uint32_t gen; int lpid; } guest_lpid[PLX_SHM_GUESTS];    /* my slots resolved to lpids */
+    struct plx_shm_pend *pend, **pend_tail;    /* guests' records waiting for their writer to be added */
+    int pend_retry;                    /* processes were added while records waited: the next poll delivers */
+    uint64_t st_guest_in, st_guest_out;        /* records from and to processes of other jobs */
+    int st_guests;                     /* such processes we talked to */
 } plx_shm;
 
+/* A guest's record read before this process added its writer (the other
+ * job's cards may reach us a little after its first record). */
+struct plx_shm_pend {
+    struct plx_shm_pend *next;
+    uint64_t gid[2];                   /* the writer: job key, world rank */
+    struct plx_hdr h;                  /* followed by the payload */
+};
+
 static struct plx_tp_iface plx_shm_ifc;
+static struct plx_tp_iface plx_shm_guest_ifc;  /* processes of other jobs (see plx_shm_open) */
 
 static size_t plx_shm_ring_stride(void)
 {
@@ -238,11 +290,14 @@ static void *plx_shm_ring_at(struct plx_shm_seg_hdr *seg, int k)
     return (char *)seg + PLX_SHM_PAGE + PLX_RING_CTRL + plx_shm.queue_size + (size_t)k * plx_shm_ring_stride();
 }
 
-static void plx_shm_bell_addr(int lpid, struct sockaddr_un *a, socklen_t *len)
+/* A process's doorbell, named by its job's key and its world rank: a
+ * process of another job can form it from a guest slot (job key, rank). */
+static void plx_shm_bell_addr(uint64_t job_key, int wrank, struct sockaddr_un *a, socklen_t *len)
 {
     memset(a, 0, sizeof *a);
     a->sun_family = AF_UNIX;
-    int n = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "plexus.%s.%d", plx_procs.kvsname, lpid);
+    int n = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "plexus.%016llx.%d", (unsigned long long)job_key,
+                     wrank);
     *len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
@@ -271,7 +326,9 @@ static struct plx_shm_peer *plx_shm_peer_get(int lpid)
         return p;
     p = plx_calloc(1, sizeof *p);
     p->lpid = lpid;
-    plx_shm_bell_addr(lpid, &p->bell, &p->bell_len);
+    uint64_t gid[2];
+    plx_proc_gid(lpid, gid);
+    plx_shm_bell_addr(gid[0], (int)gid[1], &p->bell, &p->bell_len);
     plx_shm.peer_of[lpid] = p;
     return p;
 }
@@ -283,9 +340,15 @@ static int plx_shm_peer_card(struct plx_shm_peer *p, int *pid, int *fd)
 {
     char val[PLX_PM_MAX_VAL], key[32];
     const char *c = val;
-    snprintf(key, sizeof key, "shm-%d", p->lpid);
-    if (plx_pm_get(key, val, sizeof val) != PLX_OK)
-        return -1;
+    if (p->lpid >= plx_procs.n) {
+        c = plx_procs_comp_card(p->lpid, "shm", val, sizeof val);
+        if (!c)
+            return -1;
+    } else {
+        snprintf(key, sizeof key, "shm-%d", p->lpid);
+        if (plx_pm_get(key, val, sizeof val) != PLX_OK)
+            return -1;
+    }
     return sscanf(c, "%d.%d", pid, fd) == 2 && *pid > 0 && *fd >= 0 ? 0 : -1;
 }
 
@@ -401,6 +464,10 @@ static plx_status_t plx_shm_peer_map(struct plx_shm_peer *p)
     plx_shmq_init(&p->queue, plx_shm_queue_at(seg), plx_shm.queue_size);
     p->pid = seg->owner_pid;
     p->seg = seg;
+    if (plx_unlikely(plx_shm.nmapped == plx_shm.nmapped_max)) {     /* processes of other jobs */
+        plx_shm.nmapped_max *= 2;
+        plx_shm.mapped = plx_realloc(plx_shm.mapped, (size_t)plx_shm.nmapped_max * sizeof *plx_shm.mapped);
+    }
     plx_shm.mapped[plx_shm.nmapped++] = p;
     return PLX_OK;
 }
@@ -913,10 +980,15 @@ static void plx_shm_rebalance(void)
     plx_shm.epoch_n = 0;
 }
 
+static void plx_shm_guest_retry(void);
+
 /* My rings that wait for room for their END (rare: the ring was full when
- * its owner asked for it back). */
+ * its owner asked for it back); records of other jobs' processes set
+ * aside, once after processes were added (plx_shm_add_peers). */
 static void plx_shm_end_pending(void)
 {
+    if (plx_unlikely(plx_shm.pend_retry))
+        plx_shm_guest_retry();
     for (int i = 0; i < plx_shm.nmapped && plx_shm.nending; i++)
         if (plx_shm.mapped[i]->out_state == PLX_SHM_OUT_ENDING)
             (void)plx_shm_fast_end(plx_shm.mapped[i]);
@@ -936,6 +1008,9 @@ static void plx_shm_wake_waiters(void)
             plx_shm_ring_bell(q);
     }
 }
+
+static void plx_shm_guest_rec(const struct plx_hdr *h, int from);
+static void plx_shm_guest_idle(int slept);
 
 static int plx_shm_poll(void)
 {
@@ -974,7 +1049,7 @@ static int plx_shm_poll(void)
             p->recent++;
         }
         else
-            plx_warn("shm: a record from rank %d, not of this node (ignored)", from);
+            plx_shm_guest_rec(h, from);        /* a process of another job, or junk */
         plx_shmq_consume(&plx_shm.queue, h);
         work++;
     }
@@ -1005,6 +1080,8 @@ static int plx_shm_sleep_prepare(void)
 
 static void plx_shm_sleep_done(void)
 {
+    if (plx_unlikely(plx_shm.guests))
+        plx_shm_guest_idle(1);
     if (--plx_shm.nsleepers == 0)
         atomic_store_explicit(&plx_shm.my_seg->sleeping, 0, memory_order_relaxed);
     char buf[64];
@@ -1019,6 +1096,8 @@ static void plx_shm_sleep_done(void)
  * from), called only after a stretch of idle polls. */
 static int plx_shm_cpu_shared(void)
 {
+    if (plx_unlikely(plx_shm.guests))
+        plx_shm_guest_idle(0);
     int cpu = sched_getcpu();
     if (cpu < 0)
         return 0;
@@ -1031,8 +1110,12 @@ static int plx_shm_cpu_shared(void)
     return 0;
 }
 
+static void plx_shm_guest_finalize(void);
+
 static void plx_shm_finalize(void)
 {
+    if (plx_shm.guests)
+        plx_shm_guest_finalize();
     if (plx_config.stats && plx_shm.st_map_fd + plx_shm.st_map_name)
         plx_warn("stats: shm: %llu peers' segments mapped (%d inside MPI_Init), %llu by descriptor, %llu by name",
                  (unsigned long long)(plx_shm.st_map_fd + plx_shm.st_map_name), plx_shm.mapped_at_init,
@@ -1052,7 +1135,7 @@ static void plx_shm_finalize(void)
             munmap(plx_shm.mapped[i]->seg, plx_shm.seg_size);
     if (plx_shm.my_seg)
         munmap(plx_shm.my_seg, plx_shm.seg_size);
-    for (int i = 0; plx_shm.peer_of && i < plx_procs.n; i++)
+    for (int i = 0; plx_shm.peer_of && i < plx_shm.npeer_of; i++)
         free(plx_shm.peer_of[i]);
     if (plx_shm.bell_fd >= 0)
         close(plx_shm.bell_fd);
@@ -1301,8 +1384,10 @@ static plx_status_t plx_shm_init(void)
     plx_shm.fast_after = plx_shm.nlocal <= plx_config.shm_fast_rings ? 0 : (uint32_t)plx_config.shm_fast_after;
     plx_shm.rebalance = plx_shm.nlocal > plx_config.shm_fast_rings && plx_config.shm_fast_rings > 0;
     plx_shm.offer_to = -1;
-    if (!plx_shm.created && plx_shm.early_st == PLX_OK)
-        plx_shm_init_early();   /* a singleton: no card fence, no early call */
+    if (!plx_shm.created && plx_shm.early_st == PLX_OK) {
+        plx_shm.singleton = 1;          /* a singleton: no card fence, no early call */
+        plx_shm_init_early();
+    }
     if (plx_shm.early_st == PLX_ERR_NOSPACE)
         plx_shm_no_space();
     if (plx_shm.early_st != PLX_OK)
@@ -1312,7 +1397,9 @@ static plx_status_t plx_shm_init(void)
         plx_shm.unlinked = 1;
     }
     plx_shm.peer_of = plx_calloc((size_t)plx_procs.n, sizeof *plx_shm.peer_of);
+    plx_shm.npeer_of = plx_procs.n;
     plx_shm.mapped = plx_calloc((size_t)plx_shm.nlocal, sizeof *plx_shm.mapped);
+    plx_shm.nmapped_max = plx_shm.nlocal;
     plx_shm.local_of_lpid = plx_malloc((size_t)plx_procs.n * sizeof(int));
     for (int i = 0; i < plx_procs.n; i++)
         plx_shm.local_of_lpid[i] = plx_procs.p[i].local_index;
@@ -1322,7 +1409,7 @@ static plx_status_t plx_shm_init(void)
         return PLX_ERR_IO;
     struct sockaddr_un me;
     socklen_t melen;
-    plx_shm_bell_addr(plx_procs.my_lpid, &me, &melen);
+    plx_shm_bell_addr(plx_procs.my_job_key, plx_procs.my_lpid, &me, &melen);
     if (bind(plx_shm.bell_fd, (struct sockaddr *)&me, melen) != 0) {
         plx_warn("shm: cannot bind doorbell socket: %s", strerror(errno));
         return PLX_ERR_IO;
@@ -1350,6 +1437,371 @@ static plx_status_t plx_shm_init(void)
         prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);   /* Yama: let node peers read us */
     return PLX_OK;
 }
+
+/* --- processes of other jobs (guests) ----------------------------------------
+ *
+ * A process of another job on this host (spawn, connect/accept, join) maps
+ * our segment by the card it got with our business card ("shm=<pid>.<fd>")
+ * and writes to our queue like a node peer, but it has no world rank here:
+ * it claims one of PLX_SHM_GUESTS slots in our header and its records are
+ * sealed with PLX_SHM_GUEST_FROM | gen << 8 | slot, which the poll loop's
+ * one existing check ("a rank of this node?") sends here. We resolve the
+ * slot to the lpid we gave the writer (plx_procs_find of its job key and
+ * rank) and cache it. A writer we have not added yet (its job's cards reach
+ * us a little later) has its records copied aside and delivered in order
+ * once we have. Guests never take a per-pair ring; everything they write goes
+ * through the queue. A guest's last record is a BYE (at disconnect or
+ * finalize), on which we free its slot: only the owner frees a slot, after
+ * every earlier record of that writer. A writer that died without a BYE
+ * leaves its slot busy until a claimer finds none free and takes the slots
+ * of dead pids over (their stale records then carry an old gen and are
+ * dropped). Another job shares no fate with us, so while we talk to a
+ * guest, its pid is looked at after every sleep and every
+ * PLX_SHM_WATCH_EVERY idle stretches: a dead one is a failed peer.
+ *
+ * Everything here is reached from the same job's paths only through
+ * branches they already had (the poll loop's "not of this node", the
+ * instance's own ops) or from out-of-line idle and sleep hooks behind
+ * plx_shm.guests: the same job's send and receive paths are unchanged. */
+
+static int plx_shm_guest_reaches(struct plx_tp_iface *ifc, int lpid)
+{
+    char card[64];
+    return plx_shm.by_fd && !plx_shm.singleton && lpid >= plx_procs.n && lpid < plx_shm.npeer_of &&
+           plx_procs.p[lpid].same_host && plx_procs_comp_card(lpid, "shm", card, sizeof card) != NULL;
+}
+
+static uint32_t plx_shm_guest_from(const struct plx_shm_peer *p)
+{
+    return PLX_SHM_GUEST_FROM | p->guest_gen << 8 | (uint32_t)(p->guest_slot - 1);
+}
+
+/* Claims a slot in p's segment (pass 0: a free one; pass 1: one whose
+ * writer has died without its BYE). */
+static plx_status_t plx_shm_guest_claim(struct plx_shm_peer *p)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < PLX_SHM_GUESTS; k++) {
+            struct plx_shm_guest_slot *g = &p->seg->guest[k];
+            uint64_t w = atomic_load_explicit(&g->word, memory_order_acquire);
+            if ((w & 1) && (pass == 0 || kill((pid_t)(w >> 32), 0) == 0 || errno != ESRCH))
+                continue;
+            uint32_t gen = ((uint32_t)(w >> 1) + 1) & PLX_SHM_GUEST_GEN;
+            uint64_t nw = (uint64_t)(uint32_t)getpid() << 32 | (uint64_t)gen << 1 | 1;
+            if (!atomic_compare_exchange_strong_explicit(&g->word, &w, nw, memory_order_acq_rel,
+                                                         memory_order_acquire))
+                continue;
+            /* read by the owner only after our first record's seal (release) */
+            g->wrank = plx_procs.my_lpid;
+            g->job_key = plx_procs.my_job_key;
+            p->guest_slot = k + 1;
+            p->guest_gen = gen;
+            plx_debug(2, "shm: slot %d (gen %u) in the segment of process lpid %d of another job", k, gen, p->lpid);
+            return PLX_OK;
+        }
+    plx_warn("shm: the shared-memory segment of rank %d of job %s (pid %d) has all its %d slots for processes of "
+             "other jobs taken", plx_procs.p[p->lpid].wrank, plx_procs.jobs[plx_procs.p[p->lpid].job - 1].name,
+             (int)p->pid, PLX_SHM_GUESTS);
+    return PLX_ERR_NOSPACE;
+}
+
+static void plx_shm_guest_want_room(struct plx_shm_peer *p)
+{
+    atomic_fetch_or_explicit(&p->seg->guest_waiters, 1ull << (p->guest_slot - 1), memory_order_seq_cst);
+    /* a sleeping owner wakes, and its sleep hook rings us back */
+    if (atomic_load_explicit(&p->seg->sleeping, memory_order_relaxed))
+        plx_shm_ring_bell(p);
+}
+
+static plx_status_t plx_shm_guest_send(struct plx_tp_iface *ifc, int lpid, const struct plx_hdr *hdr,
+                                       const struct iovec *iov, int iovcnt)
+{
+    struct plx_shm_peer *p = plx_shm_peer_get(lpid);
+    plx_status_t st;
+    if (!p->seg && (st = plx_shm_peer_map(p)) != PLX_OK)
+        return p->gone ? PLX_OK : st;  /* nobody will read it, as for a node peer that has left */
+    if (!p->guest_slot && (st = plx_shm_guest_claim(p)) != PLX_OK)
+        return st;
+    plx_shm.guests = 1;
+    p->watch = !p->bye;
+    st = plx_shmq_write(&p->queue, (int)plx_shm_guest_from(p), hdr, iov, iovcnt);
+    if (st == PLX_BUSY)
+        plx_shm_guest_want_room(p);
+    if (st != PLX_OK)
+        return st;
+    plx_shm.st_guest_out++;
+    plx_shm_wake(p);
+    return PLX_OK;
+}
+
+/* A rendezvous read from another job's process: alone (no shared read). */
+static plx_status_t plx_shm_guest_read_remote(struct plx_tp_iface *ifc, int lpid, void *local, uint64_t remote_addr,
+                                              size_t len, struct plx_tp_comp *comp)
+{
+    if (!plx_shm.cma)
+        return PLX_ERR_UNSUPPORTED;
+    plx_shm.st_reads++;
+    plx_shm.st_read_bytes += len;
+    return plx_shm_cma_copy(plx_shm_pid(lpid), 0, local, remote_addr, len);
+}
+
+/* The lpid of the writer gid, when this process has added it (and the
+ * layers above know it), else -1. */
+static int plx_shm_guest_lpid(const uint64_t gid[2])
+{
+    int l = plx_procs_find(gid);
+    return l >= plx_procs.n && l < plx_shm.npeer_of ? l : -1;
+}
+
+static void plx_shm_guest_deliver(int lpid, const struct plx_hdr *h, const void *payload)
+{
+    struct plx_shm_peer *p = plx_shm_peer_get(lpid);
+    if (h->type == PLX_SHM_PKT_BYE) {
+        plx_debug(2, "shm: lpid %d (another job) says BYE", lpid);
+        p->bye = 1;
+        p->watch = 0;
+        return;
+    }
+    p->watch = 1;
+    p->bye = 0;
+    if (!p->wrote) {
+        p->wrote = 1;
+        plx_shm.st_guests++;
+    }
+    plx_shm.st_guest_in++;
+    if (h->type < PLX_SHM_PKT_HELP)
+        plx_shm.up->recv[h->type](&plx_shm_guest_ifc, lpid, h, payload);
+    else
+        plx_debug(1, "shm: record type %#x from lpid %d of another job (ignored)", h->type, lpid);
+}
+
+/* Records set aside whose writers are now known, in order; how many. */
+static int plx_shm_guest_pending(void)
+{
+    struct plx_shm_pend **pp = &plx_shm.pend, *e;
+    int n = 0;
+    while ((e = *pp) != NULL) {
+        int lpid = plx_shm_guest_lpid(e->gid);
+        if (lpid < 0) {
+            pp = &e->next;
+            continue;
+        }
+        *pp = e->next;
+        plx_shm_guest_deliver(lpid, &e->h, &e->h + 1);
+        free(e);
+        n++;
+    }
+    plx_shm.pend_tail = pp;
+    return n;
+}
+
+/* From the poll loop, once after processes were added while records of
+ * other jobs waited (a program that only tests, and never waits, gets them
+ * too). */
+static __attribute__((noinline, cold)) void plx_shm_guest_retry(void)
+{
+    plx_shm.pend_retry = 0;
+    plx_shm.nending--;
+    if (plx_shm.pend && plx_shm_guest_pending() > 0) {
+        /* the poll loop does not count this as work: should the wait go
+         * to sleep now, it wakes at once and sees what was delivered */
+        struct plx_shm_peer me;
+        plx_shm_bell_addr(plx_procs.my_job_key, plx_procs.my_lpid, &me.bell, &me.bell_len);
+        plx_shm_ring_bell(&me);
+    }
+}
+
+/* Guests that found our queue full: ring them (they may sleep). */
+static void plx_shm_guest_wake_waiters(void)
+{
+    if (!atomic_load_explicit(&plx_shm.my_seg->guest_waiters, memory_order_relaxed))
+        return;
+    uint64_t w = atomic_exchange_explicit(&plx_shm.my_seg->guest_waiters, 0, memory_order_seq_cst);
+    for (; w; w &= w - 1) {
+        struct plx_shm_guest_slot *g = &plx_shm.my_seg->guest[__builtin_ctzll(w)];
+        if (!(atomic_load_explicit(&g->word, memory_order_acquire) & 1))
+            continue;
+        struct plx_shm_peer q;
+        plx_shm_bell_addr(g->job_key, g->wrank, &q.bell, &q.bell_len);
+        plx_shm_ring_bell(&q);
+    }
+}
+
+/* A record in our queue not sealed by a rank of this node (from the poll loop). */
+static __attribute__((noinline, cold)) void plx_shm_guest_rec(const struct plx_hdr *h, int from)
+{
+    uint32_t f = (uint32_t)from, k = f & 0xff, gen = (f >> 8) & PLX_SHM_GUEST_GEN;
+    if (!(f & PLX_SHM_GUEST_FROM) || k >= PLX_SHM_GUESTS) {
+        plx_warn("shm: a record from rank %d, not of this node (ignored)", from);
+        return;
+    }
+    plx_shm.guests = 1;
+    if (plx_shm.pend)
+        plx_shm_guest_pending();
+    plx_shm_guest_wake_waiters();
+    struct plx_shm_guest_slot *g = &plx_shm.my_seg->guest[k];
+    uint64_t w = atomic_load_explicit(&g->word, memory_order_acquire);
+    if (!(w & 1) || ((uint32_t)(w >> 1) & PLX_SHM_GUEST_GEN) != gen) {
+        plx_debug(2, "shm: a record of a former writer of guest slot %u (gen %u; ignored)", k, gen);
+        return;
+    }
+    uint64_t gid[2] = { g->job_key, (uint64_t)(uint32_t)g->wrank };
+    if (h->type == PLX_SHM_PKT_BYE)    /* its last record: the slot is free for the next claimer */
+        atomic_store_explicit(&g->word, (uint64_t)gen << 1, memory_order_release);
+    int lpid = -1;
+    if (plx_shm.guest_lpid[k].gen == gen && plx_shm.guest_lpid[k].lpid > 0)
+        lpid = plx_shm.guest_lpid[k].lpid;
+    else if ((lpid = plx_shm_guest_lpid(gid)) > 0) {
+        plx_shm.guest_lpid[k].gen = gen;
+        plx_shm.guest_lpid[k].lpid = lpid;
+    }
+    if (h->type == PLX_SHM_PKT_BYE)
+        plx_shm.guest_lpid[k].lpid = 0;
+    if (lpid > 0) {                    /* none of its records waits aside: those were delivered above */
+        plx_shm_guest_deliver(lpid, h, h + 1);
+        return;
+    }
+    struct plx_shm_pend *e = plx_malloc(sizeof *e + h->len);
+    e->next = NULL;
+    e->gid[0] = gid[0];
+    e->gid[1] = gid[1];
+    memcpy(&e->h, h, sizeof *h + h->len);
+    if (!plx_shm.pend)
+        plx_shm.pend_tail = &plx_shm.pend;
+    *plx_shm.pend_tail = e;
+    plx_shm.pend_tail = &e->next;
+    plx_debug(2, "shm: a record of a process of another job not added yet (job key %016llx, rank %d) waits",
+              (unsigned long long)gid[0], (int)gid[1]);
+}
+
+/* Guests we talk to that have died without a BYE are failed peers. Not
+ * while our queue holds records: those a writer left before it died come
+ * first. */
+static void plx_shm_guest_watch(void)
+{
+    uint8_t *rec = plx_shm.queue.data + (plx_shm.queue.tail & (plx_shm.queue.size - 1));
+    if (atomic_load_explicit((_Atomic uint64_t *)rec, memory_order_acquire) != 0)
+        return;
+    for (int l = plx_procs.n; l < plx_shm.npeer_of; l++) {
+        struct plx_shm_peer *p = plx_shm.peer_of[l];
+        pid_t pid = plx_procs.p[l].pid;
+        if (!p || !p->watch || p->bye || pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        p->watch = 0;
+        char why[400];
+        snprintf(why, sizeof why, "rank %d of job %s (pid %d, this host, reached by shared memory) has died",
+                 plx_procs.p[l].wrank, plx_procs.jobs[plx_procs.p[l].job - 1].name, (int)pid);
+        plx_debug(1, "shm: %s", why);
+        plx_shm.up->peer_failed(l, why);
+    }
+}
+
+/* From the progress engine's idle stretches and after its sleeps. */
+static __attribute__((noinline, cold)) void plx_shm_guest_idle(int slept)
+{
+    if (plx_shm.pend)
+        plx_shm_guest_pending();
+    plx_shm_guest_wake_waiters();
+    if (slept || ++plx_shm.watch_n >= PLX_SHM_WATCH_EVERY) {
+        plx_shm.watch_n = 0;
+        plx_shm_guest_watch();
+    }
+}
+
+static int plx_shm_card(char *buf, size_t len)
+{
+    if (!plx_shm.by_fd || plx_shm.singleton || plx_shm.seg_fd < 0)
+        return -1;                     /* other jobs reach us over TCP */
+    int w = snprintf(buf, len, "%d.%d", (int)getpid(), plx_shm.seg_fd);
+    return w > 0 && (size_t)w < len ? 0 : -1;
+}
+
+static plx_status_t plx_shm_add_peers(int ntotal)
+{
+    if (!plx_shm.peer_of || ntotal <= plx_shm.npeer_of)
+        return PLX_OK;
+    plx_shm.peer_of = plx_realloc(plx_shm.peer_of, (size_t)ntotal * sizeof *plx_shm.peer_of);
+    memset(plx_shm.peer_of + plx_shm.npeer_of, 0, (size_t)(ntotal - plx_shm.npeer_of) * sizeof *plx_shm.peer_of);
+    int from = plx_shm.npeer_of;
+    plx_shm.npeer_of = ntotal;
+    for (int l = from; l < ntotal; l++)
+        if (plx_shm_guest_reaches(&plx_shm_guest_ifc, l))
+            plx_shm.guests = 1;
+    if (plx_shm.pend && !plx_shm.pend_retry) {    /* not from here: the layers above grow after us */
+        plx_shm.pend_retry = 1;
+        plx_shm.nending++;
+    }
+    return PLX_OK;
+}
+
+/* Our last record to p: a BYE (p frees our slot on reading it). 0 while p's queue is full. */
+static int plx_shm_guest_bye(struct plx_shm_peer *p)
+{
+    if (!p->seg || !p->guest_slot || p->gone)
+        return 1;
+    struct plx_hdr bh = { .type = PLX_SHM_PKT_BYE };
+    if (plx_shmq_write(&p->queue, (int)plx_shm_guest_from(p), &bh, NULL, 0) != PLX_OK) {
+        plx_shm_guest_want_room(p);
+        return 0;
+    }
+    p->guest_slot = 0;
+    plx_shm_wake(p);
+    return 1;
+}
+
+/* MPI_Comm_disconnect: BYE, unmap its segment, forget it (a later meeting
+ * starts afresh). Its own records are read until its BYE. */
+static int plx_shm_drop_peer(int lpid)
+{
+    if (lpid < plx_procs.n || lpid >= plx_shm.npeer_of || !plx_shm.peer_of[lpid])
+        return 1;
+    struct plx_shm_peer *p = plx_shm.peer_of[lpid];
+    if (!plx_shm_guest_bye(p))
+        return 0;
+    if (p->seg) {
+        for (int i = 0; i < plx_shm.nmapped; i++)
+            if (plx_shm.mapped[i] == p) {
+                plx_shm.mapped[i] = plx_shm.mapped[--plx_shm.nmapped];
+                break;
+            }
+        munmap(p->seg, plx_shm.seg_size);
+    }
+    plx_shm.peer_of[lpid] = NULL;
+    free(p);
+    return 1;
+}
+
+/* MPI_Finalize: a BYE to every process of another job that may watch us
+ * (we wrote to it or it to us), so that our exit is no failure to it. A
+ * full queue is waited for up to a second. */
+static void plx_shm_guest_finalize(void)
+{
+    for (int l = plx_procs.n; l < plx_shm.npeer_of; l++) {
+        struct plx_shm_peer *p = plx_shm.peer_of[l];
+        if (!p || (!p->guest_slot && !p->watch) || p->bye)
+            continue;
+        if ((!p->seg && plx_shm_peer_map(p) != PLX_OK) || (!p->guest_slot && plx_shm_guest_claim(p) != PLX_OK))
+            continue;
+        for (int i = 0; i < 1000 && !plx_shm_guest_bye(p); i++)
+            usleep(1000);
+    }
+    if (plx_config.stats && (plx_shm.st_guest_in || plx_shm.st_guest_out))
+        plx_warn("stats: shm: %llu records from and %llu to processes of other jobs (%d such processes wrote to us)",
+                 (unsigned long long)plx_shm.st_guest_in, (unsigned long long)plx_shm.st_guest_out,
+                 plx_shm.st_guests);
+    while (plx_shm.pend) {
+        struct plx_shm_pend *e = plx_shm.pend;
+        plx_shm.pend = e->next;
+        free(e);
+    }
+}
+
+static const struct plx_tp_ops plx_shm_guest_ops = {
+    .reaches = plx_shm_guest_reaches,
+    .send = plx_shm_guest_send,
+    .read_remote = plx_shm_guest_read_remote,
+    .copy_remote = plx_shm_copy_remote,
+};
 
 static const struct plx_tp_ops plx_shm_ops = {
     .reaches = plx_shm_reaches,
@@ -1393,6 +1845,21 @@ static plx_status_t plx_shm_open(const struct plx_tp_upcalls *up, int needed, st
     };
     ifcs[0] = ifc;
     *n = max > 0;
+    /* Processes of other jobs on this host get an instance of their own
+     * ("shm_jobs"), so that the same job's send and reaches stay as they
+     * are: it exists when our segment can be taken by descriptor (the card
+     * we give other jobs), and reaches an added process only when its card
+     * has a shm part too (plx_shm_guest_reaches). */
+    if (plx_shm.by_fd && !plx_shm.singleton && max > 1) {
+        struct plx_tp_iface *g = &plx_shm_guest_ifc;
+        *g = *ifc;
+        g->ops = &plx_shm_guest_ops;
+        g->rail = 1;
+        snprintf(g->name, sizeof g->name, "shm_jobs");
+        snprintf(g->detail, sizeof g->detail, "processes of other jobs on this host");
+        ifcs[1] = g;
+        *n = 2;
+    }
     return PLX_OK;
 }
 
@@ -1430,4 +1897,7 @@ const struct plx_tp_component plx_shm_component = {
     .sleep_done = plx_shm_sleep_done,
     .cpu_shared = plx_shm_cpu_shared,
     .finalize = plx_shm_finalize,
+    .card = plx_shm_card,
+    .add_peers = plx_shm_add_peers,
+    .drop_peer = plx_shm_drop_peer,
 };
