@@ -65,6 +65,8 @@ if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPLEXUS_SANITIZE=ON -DPLEX
     run_ctest build-asan -j"$jobs" -R '^mpi\.(spawn\.np(2|4)|spawn_usize\.np2|two_jobs\.np2\+3)$'
     # disconnect dropping the other job, names shared between jobs (issue 16, session 7)
     run_ctest build-asan -j"$jobs" -R '^mpi\.(disconnect\.np2|two_jobs_names\.np2\+2)$'
+    # processes of other jobs over shared memory: guest slots, records set aside, BYE (issue 16, session 10)
+    run_ctest build-asan -j"$jobs" -R '^mpi\.shm_jobs_spawn\.np2$'
     # the Fortran glue of MPI_Comm_spawn(_multiple): string arrays, sentinels (issue 16, session 8;
     # built only when CMake found a Fortran compiler)
     if [ -x build-asan/tests/fortran/ftest_spawn_f08 ]; then
