@@ -37,20 +37,6 @@ static const char usage[] =
     "usage: latency_vs_tcp [-o ADDR (rank 0's address, default 127.0.0.1)] [-d BLOCKS]\n"
     "                      [-m [min:]max] [-i N] [-x N] [-I N] [-X N]";
 
-static int io_full(int fd, char *buf, size_t n, int writing)
-{
-    while (n > 0) {
-        ssize_t k = writing ? send(fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL) : recv(fd, buf, n, MSG_DONTWAIT);
-        if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-            continue;
-        if (k <= 0)
-            return -1;
-        buf += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* The socket pair, on ranks 0 and 1 (exactly two ranks): rank 1 connects to
  * addr, where the listen backlog completes the connection, and only once
  * both know that it did does rank 0 accept (an accept() that waited for a
@@ -109,8 +95,10 @@ static double raw_block(int rank, int fd, char *sbuf, char *rbuf, size_t size, i
     size_t len = size ? size : 1;
     double t0 = MPI_Wtime();
     for (int i = 0; i < n; i++) {
-        int err = rank == 0 ? io_full(fd, sbuf, len, 1) || io_full(fd, rbuf, len, 0)
-                            : io_full(fd, rbuf, len, 0) || io_full(fd, sbuf, len, 1);
+        int err = rank == 0 ? bench_sock_full(fd, sbuf, len, 1, MSG_DONTWAIT) ||
+                                  bench_sock_full(fd, rbuf, len, 0, MSG_DONTWAIT)
+                            : bench_sock_full(fd, rbuf, len, 0, MSG_DONTWAIT) ||
+                                  bench_sock_full(fd, sbuf, len, 1, MSG_DONTWAIT);
         if (err) {
             /* the peer may be inside an MPI block by now: end the job */
             printf("# error: rank %d: the TCP socket failed: %s\n", rank, strerror(errno));

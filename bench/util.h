@@ -459,6 +459,46 @@ static inline void bench_coll_report(size_t size, double seconds, int iters)
 
 #endif /* BENCH_NO_MPI */
 
+#include <sys/socket.h>
+
+/* Sends (writing) or receives exactly n bytes on a socket, retrying on
+ * EINTR and, with MSG_DONTWAIT in flags, busy-polling on EAGAIN. 0 or -1. */
+static inline int bench_sock_full(int fd, char *buf, size_t n, int writing, int flags)
+{
+    while (n > 0) {
+        ssize_t k = writing ? send(fd, buf, n, flags | MSG_NOSIGNAL) : recv(fd, buf, n, flags);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+            continue;
+        if (k <= 0)
+            return -1;
+        buf += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+/* A listening TCP socket on 127.0.0.1, port chosen by the kernel and
+ * written to *addr; -1 with a "# error" line printed when it fails. */
+static inline int bench_listen_loopback(struct sockaddr_in *addr)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    socklen_t alen = sizeof(*addr);
+    memset(addr, 0, sizeof(*addr));
+    addr->sin_family = AF_INET;
+    addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)addr, sizeof(*addr)) || listen(lfd, 1) ||
+        getsockname(lfd, (struct sockaddr *)addr, &alen)) {
+        printf("# error: cannot listen on 127.0.0.1: %s\n", strerror(errno));
+        if (lfd >= 0)
+            close(lfd);
+        return -1;
+    }
+    return lfd;
+}
+
 #ifdef BENCH_NO_MPI
 /* The options of a two-process limit probe (tcp, sctp): bench_parse, then
  * -o lat|bw into *bw_p and -s poll|block into *block_p. -1 to go on, or the
@@ -483,23 +523,6 @@ static inline int bench_limit_parse(int argc, char **argv, struct bench_opts *o,
         return 2;
     }
     return -1;
-}
-#include <sys/socket.h>
-
-/* Sends (writing) or receives exactly n bytes on a socket, retrying on
- * EINTR and, with MSG_DONTWAIT in flags, busy-polling on EAGAIN. 0 or -1. */
-static inline int bench_sock_full(int fd, char *buf, size_t n, int writing, int flags)
-{
-    while (n > 0) {
-        ssize_t k = writing ? send(fd, buf, n, flags | MSG_NOSIGNAL) : recv(fd, buf, n, flags);
-        if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-            continue;
-        if (k <= 0)
-            return -1;
-        buf += k;
-        n -= (size_t)k;
-    }
-    return 0;
 }
 #endif
 

@@ -45,15 +45,10 @@ int main(int argc, char **argv)
         return rc;
     io_flags = block ? 0 : MSG_DONTWAIT;
 
-    int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
-    socklen_t alen = sizeof(addr);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) || listen(lfd, 1) ||
-        getsockname(lfd, (struct sockaddr *)&addr, &alen)) {
-        printf("# error: cannot listen on 127.0.0.1: %s\n", strerror(errno));
+    struct sockaddr_in addr;
+    int lfd = bench_listen_loopback(&addr), one = 1;
+    if (lfd < 0)
         return 1;
-    }
     int pinned = !o.flag && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
     printf("# plexus-bench: %s\n", bw ? "limit_tcp_bw" : "limit_tcp_lat");
     printf("# description: TCP loopback %s, TCP_NODELAY\n",

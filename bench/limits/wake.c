@@ -111,15 +111,10 @@ static int cmp_double(const void *a, const void *b)
  * trips of the timed iterations in t[]. */
 static int round_of(int mode, int iters, int warmup, int pinned, double *t)
 {
-    int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1, status = 0;
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
-    socklen_t alen = sizeof(addr);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) || listen(lfd, 1) ||
-        getsockname(lfd, (struct sockaddr *)&addr, &alen)) {
-        printf("# error: cannot listen on 127.0.0.1: %s\n", strerror(errno));
+    struct sockaddr_in addr;
+    int lfd = bench_listen_loopback(&addr), one = 1, status = 0;
+    if (lfd < 0)
         return -1;
-    }
     pid_t child = fork();
     if (child < 0) {
         printf("# error: fork: %s\n", strerror(errno));
