@@ -389,8 +389,7 @@ static void plx_rma_am_recv(struct plx_tp_iface *ifc, int lpid, const struct plx
     const void *adata = NULL;
     size_t alen = 0;
     uint8_t status = 0;
-    /* the transport may have set its own bit (shm's page-offset pad on AMD) */
-    int kind = h->flags & (uint8_t)~PLX_PKT_F_TRANSPORT;
+    unsigned kind = plx_pkt_flags(h);     /* shm's padded records carry the transport's bit */
     if (h->len < sizeof q) {
         status = 2;
     } else {
@@ -504,7 +503,7 @@ static void plx_rma_am_answer(struct plx_tp_iface *ifc, int lpid, const struct p
     struct plx_rma_op *op = (struct plx_rma_op *)(uintptr_t)h->sreq;
     plx_list_remove(&op->link);
     plx_status_t st = PLX_OK;
-    int status = h->flags & (uint8_t)~PLX_PKT_F_TRANSPORT;
+    unsigned status = plx_pkt_flags(h);
     if (status)
         st = status == 1 ? PLX_ERR_RANGE : PLX_ERR_ARG;
     else if (op->local && h->len)

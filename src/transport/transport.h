@@ -94,6 +94,14 @@ struct plx_hdr {
                                  * ACK: every lseq below it has arrived */
 };
 
+/* A packet's flags as its receiver may read them: without the bit its
+ * transport may have set (shm marks padded records with it). Needed where
+ * flags are compared whole; single-bit tests need not bother. */
+static inline unsigned plx_pkt_flags(const struct plx_hdr *h)
+{
+    return h->flags & (unsigned)~PLX_PKT_F_TRANSPORT;
+}
+
 struct plx_rts {
     uint64_t size;              /* bytes of the whole message */
     uint64_t addr;              /* sender's buffer, for a direct read */
