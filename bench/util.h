@@ -503,16 +503,16 @@ static inline int bench_listen_loopback(struct sockaddr_in *addr)
 /* The options of a two-process limit probe (tcp, sctp): bench_parse, then
  * -o lat|bw into *bw_p and -s poll|block into *block_p. -1 to go on, or the
  * exit code (0 after -h, 2 for a bad option). */
-static inline int bench_limit_parse(int argc, char **argv, struct bench_opts *o, const char *usage, int *bw_p,
-                                    int *block_p)
+static inline int bench_limit_parse(int argc, char **argv, struct bench_opts *o, const char *usage, int with_hol,
+                                    int *bw_p, int *block_p)
 {
     o->op = "lat";
     int rc = bench_parse(argc, argv, o, usage, 1);
     if (rc)
         return rc < 0 ? 2 : 0;
-    *bw_p = strcmp(o->op, "bw") == 0;
+    *bw_p = strcmp(o->op, "bw") == 0 ? 1 : with_hol && strcmp(o->op, "hol") == 0 ? 2 : 0;
     if (!*bw_p && strcmp(o->op, "lat")) {
-        fprintf(stderr, "-o must be lat or bw\n");
+        fprintf(stderr, "-o must be lat, bw%s\n", with_hol ? " or hol" : "");
         return 2;
     }
     if (*bw_p && o->min_size == 0)

@@ -40,7 +40,7 @@ int main(int argc, char **argv)
     struct bench_opts o;
     bench_opts_init(&o, 0, 16 * BENCH_MiB, 10000, 100);
     int bw, block;
-    int rc = bench_limit_parse(argc, argv, &o, usage, &bw, &block);
+    int rc = bench_limit_parse(argc, argv, &o, usage, 0, &bw, &block);
     if (rc >= 0)
         return rc;
     io_flags = block ? 0 : MSG_DONTWAIT;

@@ -165,6 +165,11 @@ const struct plx_setting plx_settings[] = {
             "While eager messages go to or come from a peer (and 5 ms after), rendezvous data to it is handed to "
             "usrsctp in pieces of half this, with at most this much unacknowledged, so those messages wait behind "
             "little (head-of-line); streaming alone is not paced; 0 = never paced"),
+    /* session 11: keeping mpiexec's binding measured faster than giving it up on an AMD VM */
+    PLX_SET("PLEXUS_SCTP_UNBIND", PLX_SET_BOOL, "0", sctp_unbind,
+            "When SCTP carries all of a rank's traffic, give up the CPU binding our mpiexec made by default "
+            "(every thread of the rank, usrsctp's too, may then run on the CPUs of PLEXUS_MPIEXEC_CPUS); "
+            "0 keeps each rank and its usrsctp threads on the rank's CPU"),
     /* issue 14: the libfabric transport */
     PLX_SET("PLEXUS_OFI_PROVIDER", PLX_SET_STRING, "", ofi_provider,
             "libfabric provider of the ofi transport (e.g. tcp;ofi_rxm or tcp+ofi_rxm, shm, sockets); default: FI_PROVIDER, "

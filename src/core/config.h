@@ -64,6 +64,7 @@ struct plx_config {
     size_t sctp_sockbuf;        /* PLEXUS_SCTP_SOCKBUF */
     int sctp_assoc_retrans;     /* PLEXUS_SCTP_ASSOC_RETRANS */
     size_t sctp_pace;           /* PLEXUS_SCTP_PACE */
+    int sctp_unbind;            /* PLEXUS_SCTP_UNBIND */
     /* issue 14: the libfabric transport */
     char ofi_provider[64];      /* PLEXUS_OFI_PROVIDER */
     size_t ofi_eager_max;       /* PLEXUS_OFI_EAGER_MAX */

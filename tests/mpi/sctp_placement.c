@@ -2,16 +2,16 @@
  * sctp_placement.c - where a rank's threads may run after MPI_Init.
  *
  * Our mpiexec binds local rank i to one CPU by default and tells the rank
- * the CPUs it was bound from (PLEXUS_MPIEXEC_CPUS). When SCTP carries all of
- * a rank's traffic, the transport gives that binding up for every thread of
- * the process (the rank's own and usrsctp's), because usrsctp's threads must
- * run for every packet and a binding keeps them on the rank's CPU.
+ * the CPUs it was bound from (PLEXUS_MPIEXEC_CPUS). With PLEXUS_SCTP_UNBIND=1,
+ * when SCTP carries all of a rank's traffic, the transport gives that
+ * binding up for every thread of the process (the rank's own and usrsctp's);
+ * by default it keeps it.
  *
  *   sctp_placement unbound   every thread may use exactly the CPUs of
  *                            PLEXUS_MPIEXEC_CPUS (2 or more)
  *   sctp_placement bound     every thread is on one CPU, the same for all
- *                            (PLEXUS_BIND=core set by the user, or a job
- *                            over TCP)
+ *                            (the default, PLEXUS_BIND=core set by the
+ *                            user, or a job over TCP)
  *
  * Before looking, the ranks exchange a message both ways (checked), so the
  * transport is in use. Exits 77 (skipped) when this host has fewer CPUs than

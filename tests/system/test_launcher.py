@@ -579,7 +579,8 @@ def test_binding(mpiexec, launch, marker):
     assert job.proc.returncode == 2
     assert "PLEXUS_BIND must be 'core' or 'none'" in job.stderr
     # a rank bound by default is told the CPUs it was bound from (the SCTP transport
-    # gives the binding up); one bound because the user asked, or unbound, is not
+    # gives the binding up with PLEXUS_SCTP_UNBIND=1); one bound because the user asked,
+    # or unbound, is not
     show_from = 'echo "r=$PMI_RANK ${PLEXUS_MPIEXEC_CPUS:-unset}"'
     job = launch([mpiexec, "-n", str(n), "sh", "-c", show_from, marker])
     assert job.proc.returncode == 0, job.stderr

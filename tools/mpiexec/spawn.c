@@ -15,7 +15,7 @@
  * milliseconds. "none" leaves placement to the scheduler. A rank bound by
  * default (PLEXUS_BIND unset) is told the CPUs it was bound from, in
  * PLEXUS_MPIEXEC_CPUS ("0,1"): the SCTP transport gives the binding up
- * when its own threads must share the rank's CPU (src/transport/sctp/sctp.c).
+ * there when PLEXUS_SCTP_UNBIND=1 (src/transport/sctp/sctp.c).
  */
 #include "spawn.h"
 

@@ -998,25 +998,24 @@ static void plx_sctp_init_early(void)
 /* Every packet in or out of usrsctp passes through one of its threads (the
  * UDP receive thread, created in usrsctp_init with the rank's CPU set): a
  * message between two ranks is a hand-off from the sender's rank thread to
- * the receiver's usrsctp thread to the receiver's rank thread. With the
- * rank bound to one CPU (our mpiexec's default) and spinning in its waits,
- * the usrsctp thread that must run next shares that CPU and runs only when
- * the scheduler takes the CPU from the spinning rank: ~35 us a small
- * message on loopback. Unbound and with short waits before sleeping, the
- * scheduler wakes each thread where the previous one ran: ~14-16 us
- * (usrsctp alone: 9-14 us). Bound but sleeping at once (~33-45 us), or
- * unbound with the full spin (27-50 us, erratic), gain little; session 8's
- * note of issue 13 has the figures. So when SCTP carries all of this
+ * the receiver's usrsctp thread to the receiver's rank thread. A wait that
+ * spins holds the CPU that thread needs, so when SCTP carries all of this
  * rank's traffic (PLEXUS_TRANSPORTS leaves no other transport for its
- * peers, or PLEXUS_ROUTE's rules send everything over sctp), the rank lets go of a binding that our mpiexec made by
- * default (PLEXUS_MPIEXEC_CPUS; an explicit PLEXUS_BIND=core, or another
- * launcher's binding, is kept), and a wait stops spinning after the
- * engine's first check (plx_sctp_cpu_shared: it then yields
- * PLEXUS_YIELD_COUNT times and sleeps on the eventfd) unless the user set
- * PLEXUS_SPIN_COUNT. Not when shared
- * memory or TCP carries some of its traffic: their waits want the spin.
- * (Collectives within a node use their own shared segment and spin as
- * before.) */
+ * peers, or PLEXUS_ROUTE's rules send everything over sctp) a wait stops
+ * spinning after the engine's first check (plx_sctp_cpu_shared: it then
+ * yields PLEXUS_YIELD_COUNT times and sleeps on the eventfd) unless the user
+ * set PLEXUS_SPIN_COUNT. Not when shared memory or TCP carries some of its
+ * traffic: their waits want the spin. (Collectives within a node use their
+ * own shared segment and spin as before.)
+ *
+ * The binding our mpiexec makes by default is kept: each rank and its
+ * usrsctp threads share the rank's CPU, so a hand-off is a switch on that
+ * CPU. Session 8 (Intel VM) measured the binding given up (every thread on
+ * PLEXUS_MPIEXEC_CPUS) faster, 14-16 us a small message against ~35 us
+ * bound with the full spin; session 11 (AMD EPYC VM, kernel 6.18), both
+ * with the short waits, measured the opposite by 2x: bound 20-26 us against
+ * 42-75 unbound, bandwidth 1.2-2x, head-of-line under a 64 MiB stream
+ * 95-110 us against 87-212. PLEXUS_SCTP_UNBIND=1 gives it up. */
 static int plx_sctp_carries_all(void)
 {
     if (plx_route_rules_all_to("sctp"))
@@ -1062,7 +1061,7 @@ static void plx_sctp_placement(void)
 {
     if (!plx_sctp_carries_all())
         return;
-    int n = plx_sctp_unbind();
+    int n = plx_config.sctp_unbind ? plx_sctp_unbind() : 0;
     plx_sctp.spin_useless = !getenv("PLEXUS_SPIN_COUNT");
     plx_debug(1, "sctp: carries all traffic: %s%s", n ? "threads unbound, " : "",
               plx_sctp.spin_useless ? "waits stop spinning early" : "waits spin PLEXUS_SPIN_COUNT times");
