@@ -28,6 +28,12 @@
  * share the core (as under mpiexec's binding), instead of the main thread
  * alone. SCTPX_YIELD=N: a -s block wait yields N times before it sleeps
  * (Plexus's waits yield up to 50 times).
+ * SCTPX_CONN=1: usrsctp without its threads (usrsctp_init_nothreads, an
+ * AF_CONN socket): each process reads its own UDP socket and feeds usrsctp
+ * (usrsctp_conninput) and drives its timers, all in its one thread, busy
+ * polling (-s is ignored). One path per association only: AF_CONN gives
+ * usrsctp one opaque address for both ends of a packet, so no multihoming.
+ * It shows what the receive threads' hand-offs cost.
  * No MPI; link with -lusrsctp -lpthread.
  * Output rows: size_B latency_us (lat) or size_B bw_MBps (bw)
  */
@@ -58,6 +64,10 @@ static const char usage[] =
 static atomic_size_t rx_bytes, rx_pings;
 static atomic_int rx_up, rang, want_room;
 static int efd = -1, block, yields;
+static int conn_mode, conn_fd = -1;      /* SCTPX_CONN=1 */
+static struct sockaddr_in conn_peer;
+static char conn_token;                  /* the AF_CONN address: both ends of our one path */
+static double conn_t;                    /* usrsctp's timers were last driven then */
 static struct socket *so;
 static sctp_assoc_t assoc;
 static size_t frag = 65536;
@@ -117,9 +127,38 @@ static int tx_cb(struct socket *s, uint32_t sb_free, void *ulp)
     return 0;
 }
 
+/* SCTPX_CONN=1: usrsctp's packets go out here ... */
+static int conn_out(void *addr, void *buf, size_t len, uint8_t tos, uint8_t set_df)
+{
+    (void)addr;
+    (void)tos;
+    (void)set_df;
+    if (sendto(conn_fd, buf, len, 0, (struct sockaddr *)&conn_peer, sizeof conn_peer) < 0)
+        return errno;   /* a full socket buffer: SCTP retransmits */
+    return 0;
+}
+
+/* ... and come in here, with its timers, from the waits */
+static void service(void)
+{
+    if (!conn_mode)
+        return;
+    static char pkt[65536];
+    ssize_t n;
+    while ((n = recv(conn_fd, pkt, sizeof pkt, 0)) > 0)
+        usrsctp_conninput(&conn_token, pkt, (size_t)n, 0);
+    double now = bench_now();
+    uint32_t ms = (uint32_t)((now - conn_t) * 1000);
+    if (ms) {
+        usrsctp_handle_timers(ms);
+        conn_t += ms / 1000.0;
+    }
+}
+
 /* one round of a -s block wait: yield while the budget lasts, then sleep */
 static void wait_once(int *budget)
 {
+    service();
     if (!block)
         return;
     if (*budget > 0) {
@@ -164,8 +203,10 @@ static int send_all(const char *buf, size_t n)
     do {
         size_t len = n - off < frag ? n - off : frag;
         ssize_t w = usrsctp_sendv(so, buf + off, len, NULL, 0, &si, sizeof si, SCTP_SENDV_SNDINFO, 0);
-        if (w < 0 && (errno == EWOULDBLOCK || errno == EAGAIN || errno == ENOBUFS))
+        if (w < 0 && (errno == EWOULDBLOCK || errno == EAGAIN || errno == ENOBUFS)) {
+            service();
             continue;
+        }
         if (w < 0)
             return -1;
         off += len;
@@ -247,11 +288,11 @@ static int hol(int me, char *buf, size_t bulk, int nidle, int rounds)
                 return 0;       /* stream 2: the end */
             if (atomic_load(&rx_pings) > answered) {
                 while (send_one(0, ping, sizeof ping) == 0)
-                    ;
+                    service();
                 answered++;
             } else {
                 while (send_one(1, ping, 1) == 0)
-                    ;
+                    service();
                 acked++;
             }
         }
@@ -297,7 +338,7 @@ static int hol(int me, char *buf, size_t bulk, int nidle, int rounds)
         bulk_time += bench_now() - t0;
     }
     while (send_one(2, ping, 1) == 0)
-        ;
+        service();
     double ri = pctl(idle, nidle, 0.5), rl = pctl(load, nload, 0.5);
     printf("%zu %.1f %.1f %.1f %.1f %.2f %d %.1f\n", bulk, ri, rl, pctl(idle, nidle, 0.9), pctl(load, nload, 0.9),
            ri > 0 ? rl / ri : 0, nload, (double)bulk * rounds / bulk_time / 1e6);
@@ -321,16 +362,35 @@ static int udp_port_pick(void)
     return port;
 }
 
-static int stack_start(int port, uint32_t mtu)
+static int stack_start(int port, int peer_port, uint32_t mtu)
 {
-    usrsctp_init((uint16_t)port, NULL, NULL);
+    int family = AF_INET;
+    if (conn_mode) {
+        struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int rb = 4 << 20;
+        conn_fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+        if (conn_fd < 0 || bind(conn_fd, (struct sockaddr *)&sin, sizeof sin) ||
+            setsockopt(conn_fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof rb) ||
+            setsockopt(conn_fd, SOL_SOCKET, SO_SNDBUF, &rb, sizeof rb))
+            return -1;
+        conn_peer = sin;
+        conn_peer.sin_port = htons((uint16_t)peer_port);
+        usrsctp_init_nothreads(0, conn_out, NULL);
+        usrsctp_enable_crc32c_offload();    /* as on loopback over UDP, where usrsctp skips the CRC */
+        usrsctp_register_address(&conn_token);
+        conn_t = bench_now();
+        family = AF_CONN;
+    } else {
+        usrsctp_init((uint16_t)port, NULL, NULL);
+    }
     usrsctp_sysctl_set_sctp_sendspace(4u << 20);
     usrsctp_sysctl_set_sctp_recvspace(4u << 20);
     if (getenv("SCTPX_SACK_DELAY"))
         usrsctp_sysctl_set_sctp_delayed_sack_time_default((uint32_t)env_int("SCTPX_SACK_DELAY", 200));
     if (getenv("SCTPX_SACK_FREQ"))
         usrsctp_sysctl_set_sctp_sack_freq_default((uint32_t)env_int("SCTPX_SACK_FREQ", 2));
-    so = usrsctp_socket(AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP, rx_cb, tx_cb, 1, NULL);
+    so = usrsctp_socket(family, SOCK_SEQPACKET, IPPROTO_SCTP, rx_cb, tx_cb, 1, NULL);
     if (!so)
         return -1;
     usrsctp_set_non_blocking(so, 1);
@@ -354,7 +414,7 @@ static int stack_start(int port, uint32_t mtu)
     if (mtu) {
         struct sctp_paddrparams pp;
         memset(&pp, 0, sizeof pp);
-        pp.spp_address.ss_family = AF_INET;
+        pp.spp_address.ss_family = (sa_family_t)family;
         pp.spp_assoc_id = SCTP_FUTURE_ASSOC;
         pp.spp_flags = SPP_PMTUD_DISABLE;
         pp.spp_pathmtu = mtu;
@@ -366,6 +426,12 @@ static int stack_start(int port, uint32_t mtu)
     struct sctp_assoc_value ss = {.assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = SCTP_SS_PRIORITY};
     if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_PLUGGABLE_SS, &ss, sizeof ss))
         return -1;
+    if (conn_mode) {
+        struct sockaddr_conn sc = {.sconn_family = AF_CONN, .sconn_port = htons(5001), .sconn_addr = &conn_token};
+        if (usrsctp_bind(so, (struct sockaddr *)&sc, sizeof sc) || usrsctp_listen(so, 1))
+            return -1;
+        return 0;
+    }
     struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (usrsctp_bind(so, (struct sockaddr *)&sin, sizeof sin) || usrsctp_listen(so, 1))
@@ -392,6 +458,9 @@ int main(int argc, char **argv)
     int pinned = !o.flag && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
     int pin_all = pinned && env_int("SCTPX_PIN_ALL", 0);
     yields = env_int("SCTPX_YIELD", 0);
+    conn_mode = env_int("SCTPX_CONN", 0);
+    if (conn_mode)
+        block = 0;
     static const char *const what[] = {"ping-pong, half round trip", "streaming: window of messages then 1-byte ack",
                                        "8-byte round trips, idle and behind a paced stream (as bench/hol.c)"};
     printf("# plexus-bench: %s\n", bw == 2 ? "limit_sctp_hol" : bw ? "limit_sctp_bw" : "limit_sctp_lat");
@@ -399,7 +468,8 @@ int main(int argc, char **argv)
     printf("# sizes: %zu:%zu\n# iterations: %d (above %zu B: %d)\n", o.min_size, o.max_size,
            o.iters, BENCH_LARGE_THRESHOLD, o.iters_large);
     printf("# pinned: %s\n", pin_all ? "cores 0 and 1, usrsctp's threads with them" : pinned ? "cores 0 and 1" : "no");
-    printf("# wait: %s, %d yields first\n", block ? "eventfd, poll()" : "busy polling a flag", yields);
+    printf("# wait: %s, %d yields first\n", conn_mode ? "usrsctp without threads: busy polling our UDP socket"
+                                     : block ? "eventfd, poll()" : "busy polling a flag", yields);
     printf("# knobs: mtu %u, maxseg %d, sack_immediately %d, nodelay %d, frag %zu, sack delay %s, sack freq %s\n",
            mtu, env_int("SCTPX_MAXSEG", 0), sacki, env_int("SCTPX_NODELAY", 1), frag,
            getenv("SCTPX_SACK_DELAY") ? getenv("SCTPX_SACK_DELAY") : "default",
@@ -424,13 +494,21 @@ int main(int argc, char **argv)
         return 1;
     if (pin_all)
         bench_pin(me ? 1 : 0);
-    if (stack_start(port[me], mtu)) {
+    if (stack_start(port[me], port[!me], mtu)) {
         printf("# error: usrsctp set-up failed: %s\n", strerror(errno));
         if (!me)
             kill(child, SIGKILL);
         return 1;
     }
-    if (me) {
+    if (me && conn_mode) {
+        struct sockaddr_conn sc = {.sconn_family = AF_CONN, .sconn_port = htons(5001), .sconn_addr = &conn_token};
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL); /* the other side's stack is up */
+        if (usrsctp_connect(so, (struct sockaddr *)&sc, sizeof sc) && errno != EINPROGRESS) {
+            printf("# error: usrsctp_connect: %s\n", strerror(errno));
+            _exit(1);
+        }
+    } else if (me) {
         struct sctp_udpencaps ue = {.sue_assoc_id = SCTP_FUTURE_ASSOC, .sue_port = htons((uint16_t)port[0])};
         struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port[0])};
         sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -439,7 +517,7 @@ int main(int argc, char **argv)
         nanosleep(&ts, NULL); /* the other side's stack is up */
         if (usrsctp_connectx(so, (struct sockaddr *)&sin, 1, &assoc) && errno != EINPROGRESS)
             _exit(1);
-    } else {
+    } else if (!conn_mode) {
         /* the parent learns the child's port only from the association;
          * set the encapsulation port for replies before it comes */
         struct sctp_udpencaps ue = {.sue_assoc_id = SCTP_FUTURE_ASSOC, .sue_port = htons((uint16_t)port[1])};
@@ -448,7 +526,10 @@ int main(int argc, char **argv)
     double end = bench_now() + 10;
     while (!atomic_load(&rx_up) && bench_now() < end) {
         struct timespec ts = {0, 1000 * 1000};
-        nanosleep(&ts, NULL);
+        if (conn_mode)
+            service();
+        else
+            nanosleep(&ts, NULL);
     }
     if (!atomic_load(&rx_up)) {
         if (me)
@@ -517,7 +598,11 @@ int main(int argc, char **argv)
     }
     if (me) {
         struct timespec ts = {0, 300 * 1000 * 1000};
-        nanosleep(&ts, NULL); /* the last answer acknowledged */
+        if (conn_mode)
+            for (double t_end = bench_now() + 0.3; bench_now() < t_end;)
+                service();
+        else
+            nanosleep(&ts, NULL); /* the last answer acknowledged */
         _exit(0);
     }
     bench_print_end();
