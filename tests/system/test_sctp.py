@@ -13,6 +13,11 @@ one fails.
   - an unreachable peer: the only rail drops every packet (an nftables
     blackhole) before the job starts; the job must end (not hang) with a message that names both
     ranks and the peer's address.
+  - the suite across hosts (session 11): point-to-point, collective and RMA
+    programs of tests/mpi at 2-8 ranks over 2-4 hosts joined by two rails,
+    SCTP only (PLEXUS_COLL_SHM=0, so ranks that share a host also run their
+    collectives over SCTP); each program checks its own results, and the
+    stats must show SCTP carrying the traffic and no other channel.
 
 Needs root, iproute2 and nftables (scripts/install-deps.sh), and a build with
 the SCTP transport; skipped with the reason otherwise.
@@ -23,6 +28,7 @@ import time
 
 import pytest
 
+from test_multihost import build_mpi_tests
 from test_multirail import (LAUNCHER_ENV, MiB, NMSG, TOTAL_MIB, assert_exchange_ok, log_phases,
                             parse_stats, rail_job_argv, summary, wait_msg, _plexus_info)
 
@@ -114,3 +120,43 @@ def test_sctp_cmt_two_rails(mpiexec, rail_exchange, sctp_transport, rail_hosts, 
     sys.stdout.write("\n  SCTP over two 200 Mbit/s rails, 64 MiB each way (whole job, start-up included): "
                      "%.1f MB/s without CMT, %.1f MB/s with CMT (%.2fx)\n"
                      % (rates["0"], rates["1"], rates["1"] / rates["0"]))
+
+
+# (hosts, ranks) of each program's runs; ranks go round-robin over the hosts,
+# so with more ranks than hosts some pairs share a host (SCTP over loopback)
+SUITE = {
+    "pt2pt_basic": [(2, 2), (2, 4)], "modes": [(2, 4)], "ordering": [(2, 4)],
+    "nonblocking": [(4, 8)], "cancel": [(2, 2)], "big": [(2, 2)], "dt_pt2pt": [(3, 3)],
+    "coll": [(2, 4), (4, 8)], "coll_nb": [(2, 4)], "coll_reduce": [(3, 3)], "coll_move": [(2, 4)],
+    "coll_ops": [(4, 8)], "rma_ops": [(2, 2), (2, 4)], "rma_win": [(2, 4)], "rma_atomic": [(2, 4)],
+}
+
+
+@pytest.fixture(scope="session")
+def sctp_suite_progs(build_dir, tmp_path_factory, sctp_transport):
+    return build_mpi_tests(build_dir, tmp_path_factory.mktemp("sctp_suite"), sorted(SUITE))
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name,nhosts,np_", [(n, h, p) for n in SUITE for h, p in SUITE[n]])
+def test_sctp_suite_across_hosts(mpiexec, sctp_suite_progs, rail_hosts, marker, launch, name, nhosts,
+                                 np_):
+    c = rail_hosts(nhosts, 2)
+    env = {"PLEXUS_TRANSPORTS": "sctp", "PLEXUS_COLL_SHM": "0", "PLEXUS_IFACES": c.ifaces(),
+           "PLEXUS_STATS": "1", "PLEXUS_SCTP_CONNECT_TIMEOUT": "10"}
+    flat = [a for k, v in env.items() for a in ("-genv", k, v)]
+    argv = c.on(c.hosts[0], [mpiexec, "--timeout", "150", "--host-timeout", "120", "-hosts",
+                             ",".join(c.hosts), "--launcher-exec", c.launcher_exec] + flat
+                + ["-n", str(np_), sctp_suite_progs[name], marker])
+    job = launch(argv, env=LAUNCHER_ENV, timeout=200)
+    where = "\nstdout:\n%s\nstderr:\n%s" % (job.stdout[-3000:], job.stderr[-3000:])
+    assert job.proc.returncode == 0, "exit status %s%s" % (job.proc.returncode, where)
+    stats = parse_stats(job.stderr)
+    chans = {ch for (r, p, ch) in stats if r != p}    # a rank's messages to itself stay in memory
+    assert chans == {"sctp0"}, (chans, where)
+    # every rank sent something over SCTP to a rank on another host
+    # (rank r runs on host r % nhosts)
+    for r in range(np_):
+        sent = sum(got["sent_pkts"] for (src, dst, _), got in stats.items()
+                   if src == r and dst % nhosts != r % nhosts)
+        assert sent > 0, "rank %d sent nothing over SCTP to another host%s" % (r, where)
