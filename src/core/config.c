@@ -165,6 +165,12 @@ const struct plx_setting plx_settings[] = {
             "While eager messages go to or come from a peer (and 5 ms after), rendezvous data to it is handed to "
             "usrsctp in pieces of half this, with at most this much unacknowledged, so those messages wait behind "
             "little (head-of-line); streaming alone is not paced; 0 = never paced"),
+    /* session 11: usrsctp without its threads, driven by the progress engine (sctp_conn.c) */
+    PLX_SET("PLEXUS_SCTP_THREADS", PLX_SET_STRING, "auto", sctp_threads,
+            "on: usrsctp reads its UDP socket in threads of its own and hands every message over to the rank "
+            "(associations multihomed over every selected interface; CMT); off: the progress engine reads the "
+            "socket and runs usrsctp itself (AF_CONN: one path per association, no failover); auto: off when the "
+            "launcher says every rank is on this node, else on. The same on every rank"),
     /* session 11: keeping mpiexec's binding measured faster than giving it up on an AMD VM */
     PLX_SET("PLEXUS_SCTP_UNBIND", PLX_SET_BOOL, "0", sctp_unbind,
             "When SCTP carries all of a rank's traffic, give up the CPU binding our mpiexec made by default "

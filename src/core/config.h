@@ -65,6 +65,7 @@ struct plx_config {
     int sctp_assoc_retrans;     /* PLEXUS_SCTP_ASSOC_RETRANS */
     size_t sctp_pace;           /* PLEXUS_SCTP_PACE */
     int sctp_unbind;            /* PLEXUS_SCTP_UNBIND */
+    char sctp_threads[8];       /* PLEXUS_SCTP_THREADS: auto, on, off */
     /* issue 14: the libfabric transport */
     char ofi_provider[64];      /* PLEXUS_OFI_PROVIDER */
     size_t ofi_eager_max;       /* PLEXUS_OFI_EAGER_MAX */

@@ -8,12 +8,15 @@
  * while rank 1 waits in MPI_Recv:
  *   1. sends garbage datagrams to that UDP port (random bytes, and bytes
  *      shaped like an SCTP INIT with a wrong checksum);
- *   2. opens an SCTP association of its own (a second socket in its usrsctp
- *      stack, not Plexus's) and sends a well-formed HELLO with a wrong job
- *      secret followed by a packet that would deliver a message with tag
- *      4242 if accepted: the association must be aborted;
- *   3. opens an association and says nothing: it must be aborted after the
- *      connect timeout.
+ *   2. runs sctp_stranger (its path in SCTP_STRANGER), a process with its
+ *      own usrsctp stack, which opens an association and sends a
+ *      well-formed HELLO with a wrong job secret followed by a packet that
+ *      would deliver a message with tag 4242 if accepted (the association
+ *      must be aborted), then opens one and says nothing (it must be
+ *      aborted after the connect timeout); it fails when either is not.
+ *      (A process of its own: the job's stack may run without usrsctp's
+ *      threads, PLEXUS_SCTP_THREADS, where it has no UDP encapsulation of
+ *      its own to open associations with.)
  * Then every rank checks real traffic (ring, 1 MiB rendezvous, all-to-all)
  * and that no message with tag 4242 ever arrived.
  */
@@ -22,11 +25,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <spawn.h>
 #include <sys/socket.h>
-#include <usrsctp.h>
-#include "transport/sctp/sctp_wire.h"
+#include <sys/wait.h>
 
-#define FORGED_TAG STRAY_FORGED_TAG
+extern char **environ;
 
 /* UDP ports of IPv4 sockets this process has open. */
 static int my_udp_ports(int *ports, int max)
@@ -58,103 +61,26 @@ static void garbage(int port)
     close(fd);
 }
 
-/* A socket of our own in this process's usrsctp stack, connected to the
- * rank 1 stack at port (its SCTP port is its UDP port). NULL if it could
- * not connect. */
-static struct socket *stranger_connect(int port)
-{
-    struct socket *so = usrsctp_socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
-    PLX_CHECK(so != NULL, "usrsctp_socket: %s", strerror(errno));
-    if (!so)
-        return NULL;
-    struct sctp_udpencaps ue;
-    memset(&ue, 0, sizeof ue);
-    ue.sue_assoc_id = SCTP_FUTURE_ASSOC;
-    ue.sue_port = htons((uint16_t)port);
-    PLX_CHECK(usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &ue, sizeof ue) == 0,
-              "SCTP_REMOTE_UDP_ENCAPS_PORT: %s", strerror(errno));
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int rc = usrsctp_connect(so, (struct sockaddr *)&a, sizeof a);
-    PLX_CHECK(rc == 0, "usrsctp_connect to port %d: %s", port, strerror(errno));
-    if (rc != 0) {
-        usrsctp_close(so);
-        return NULL;
-    }
-    return so;
-}
-
-/* Blocks until the peer ends the association; returns the bytes it sent
- * first (0: refused without an answer). */
-static long wait_aborted(struct socket *so)
-{
-    long got = 0;
-    for (;;) {
-        char buf[512];
-        struct sockaddr_in from;
-        socklen_t fl = sizeof from;
-        struct sctp_rcvinfo ri;
-        socklen_t il = sizeof ri;
-        unsigned int it = 0;
-        int flags = 0;
-        ssize_t r = usrsctp_recvv(so, buf, sizeof buf, (struct sockaddr *)&from, &fl, &ri, &il, &it, &flags);
-        if (r <= 0)
-            return got;
-        got += r;
-    }
-}
-
 static void attack(int port)
 {
     garbage(port);
-
-    /* forged HELLO: right format, wrong secret; then a packet */
-    struct socket *so = stranger_connect(port);
-    if (so) {
-        struct {
-            struct plx_hdr h1;
-            struct plx_sctp_hello hello;
-            struct plx_hdr h2;
-            int32_t payload[4];
-        } m;
-        memset(&m, 0, sizeof m);
-        m.h1.type = PLX_SCTP_PKT_HELLO;
-        m.h1.len = sizeof m.hello;
-        m.hello.magic = PLX_SCTP_MAGIC;
-        m.hello.version = PLX_SCTP_VERSION;
-        m.hello.hdr_size = sizeof(struct plx_hdr);
-        m.hello.src = 0;
-        m.hello.dst = 1;
-        m.hello.size = (uint32_t)stray_size;
-        m.hello.streams = 16;
-        for (int i = 0; i < 16; i++)
-            m.hello.secret[i] = (uint8_t)(0xa5 ^ i);
-        m.h2.type = PLX_PKT_EAGER;
-        m.h2.tag = FORGED_TAG;
-        m.h2.len = sizeof m.payload;
-        struct sctp_sndinfo si = { .snd_sid = 0 };
-        ssize_t w = usrsctp_sendv(so, &m, sizeof m, NULL, 0, &si, sizeof si, SCTP_SENDV_SNDINFO, 0);
-        PLX_CHECK(w == (ssize_t)sizeof m, "forged HELLO: usrsctp_sendv: %s", strerror(errno));
-        double t0 = MPI_Wtime();
-        long r = wait_aborted(so);
-        PLX_CHECK(r == 0, "forged HELLO at port %d: %ld bytes answered", port, r);
-        PLX_CHECK(MPI_Wtime() - t0 < 10, "forged HELLO at port %d: aborted only after %.1f s", port,
-                  MPI_Wtime() - t0);
-        usrsctp_close(so);
-    }
-
-    /* silence: aborted after the connect timeout */
-    so = stranger_connect(port);
-    if (so) {
-        double t0 = MPI_Wtime();
-        long r = wait_aborted(so);
-        double dt = MPI_Wtime() - t0;
-        const char *tmo = getenv("PLEXUS_SCTP_CONNECT_TIMEOUT");
-        double limit = (tmo ? atof(tmo) : 30) + 15;
-        PLX_CHECK(r == 0 && dt < limit, "silent association at port %d: %ld bytes answered, ended after %.1f s",
-                  port, r, dt);
-        usrsctp_close(so);
-    }
+    const char *exe = getenv("SCTP_STRANGER");
+    PLX_CHECK(exe && *exe, "SCTP_STRANGER names no sctp_stranger program");
+    if (!exe || !*exe)
+        return;
+    char p[16], n[16];
+    snprintf(p, sizeof p, "%d", port);
+    snprintf(n, sizeof n, "%d", stray_size);
+    char *args[] = { (char *)exe, p, n, NULL };
+    pid_t pid;
+    int rc = posix_spawn(&pid, exe, NULL, NULL, args, environ);
+    PLX_CHECK(rc == 0, "posix_spawn %s: %s", exe, strerror(rc));
+    if (rc != 0)
+        return;
+    int status = 0;
+    PLX_CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+    PLX_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "sctp_stranger against port %d: status 0x%x (its "
+              "stderr says why)", port, status);
 }
 
 int main(int argc, char **argv)

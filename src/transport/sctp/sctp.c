@@ -152,8 +152,13 @@ static void plx_sctp_assoc_addrs(sctp_assoc_t id, char *buf, size_t len)
     int n = usrsctp_getpaddrs(plx_sctp.so, id, &addrs);
     size_t l = 0;
     for (int i = 0; i < n && l < len; i++) {
+        char a[INET_ADDRSTRLEN + 8] = "?";
+        if (plx_sctp.conn) {    /* one path: an AF_CONN address (sctp_conn.c) */
+            plx_sctp_conn_format(((const struct sockaddr_conn *)addrs)->sconn_addr, a, sizeof a);
+            l += (size_t)snprintf(buf + l, len - l, "%s", a);
+            break;
+        }
         const struct sockaddr_in *sin = (const struct sockaddr_in *)addrs + i;
-        char a[INET_ADDRSTRLEN] = "?";
         inet_ntop(AF_INET, &sin->sin_addr, a, sizeof a);
         l += (size_t)snprintf(buf + l, len - l, "%s%s:%u", i ? "," : "", a, ntohs(sin->sin_port));
     }
@@ -264,6 +269,34 @@ static int plx_sctp_card_get(int lpid, struct plx_tcp_card *c, char *why, size_t
     return 0;
 }
 
+/* Over UDP encapsulation: the association to every address of the card
+ * that this process can reach; *id 0 after a failure (reported). */
+static plx_status_t plx_sctp_connectx(struct plx_sctp_peer *p, const struct plx_tcp_card *c,
+                                      struct sockaddr_in *addrs, int n, sctp_assoc_t *id)
+{
+    /* the encapsulation port of the new association's paths: set on the
+     * socket just before connectx, which copies it into the association */
+    struct sctp_udpencaps ue;
+    memset(&ue, 0, sizeof ue);
+    ue.sue_assoc_id = SCTP_FUTURE_ASSOC;
+    ue.sue_port = htons((uint16_t)c->port);
+    if (usrsctp_setsockopt(plx_sctp.so, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &ue, sizeof ue) != 0) {
+        plx_sctp_peer_fail(p, 0, "sctp: rank %d: cannot set the UDP encapsulation port %d for rank %d: %s",
+                           plx_procs.my_lpid, c->port, p->lpid, strerror(errno));
+        return PLX_OK;          /* (*id stays 0) */
+    }
+    if (usrsctp_connectx(plx_sctp.so, (struct sockaddr *)addrs, n, id) != 0 && errno != EINPROGRESS &&
+        !((errno == EALREADY || errno == EISCONN) && (*id = usrsctp_getassocid(plx_sctp.so, (struct sockaddr *)&addrs[0])) != 0)) {
+        /* (EALREADY: the peer's association to us, to these addresses, exists
+         * already: SCTP has one per address pair; it is used both ways) */
+        plx_sctp_peer_fail(p, 0, "sctp: rank %d (host %s) cannot connect to rank %d (host %s) at %s: %s",
+                           plx_procs.my_lpid, plx_sctp.host, p->lpid, c->host, p->addrs, strerror(errno));
+        *id = 0;
+        return PLX_OK;
+    }
+    return PLX_OK;
+}
+
 plx_status_t plx_sctp_connect(struct plx_sctp_peer *p)
 {
     struct plx_tcp_card c;
@@ -302,25 +335,27 @@ plx_status_t plx_sctp_connect(struct plx_sctp_peer *p)
                            local ? " on loopback" : "");
         return PLX_OK;
     }
-    /* the encapsulation port of the new association's paths: set on the
-     * socket just before connectx, which copies it into the association */
-    struct sctp_udpencaps ue;
-    memset(&ue, 0, sizeof ue);
-    ue.sue_assoc_id = SCTP_FUTURE_ASSOC;
-    ue.sue_port = htons((uint16_t)c.port);
-    if (usrsctp_setsockopt(plx_sctp.so, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &ue, sizeof ue) != 0) {
-        plx_sctp_peer_fail(p, 0, "sctp: rank %d: cannot set the UDP encapsulation port %d for rank %d: %s",
-                           plx_procs.my_lpid, c.port, p->lpid, strerror(errno));
-        return PLX_OK;
-    }
     sctp_assoc_t id = 0;
-    if (usrsctp_connectx(plx_sctp.so, (struct sockaddr *)addrs, n, &id) != 0 && errno != EINPROGRESS &&
-        !((errno == EALREADY || errno == EISCONN) && (id = usrsctp_getassocid(plx_sctp.so, (struct sockaddr *)&addrs[0])) != 0)) {
-        /* (EALREADY: the peer's association to us, to these addresses, exists
-         * already: SCTP has one per address pair; it is used both ways) */
-        plx_sctp_peer_fail(p, 0, "sctp: rank %d (host %s) cannot connect to rank %d (host %s) at %s: %s",
-                           plx_procs.my_lpid, plx_sctp.host, p->lpid, c.host, p->addrs, strerror(errno));
-        return PLX_OK;
+    if (plx_sctp.conn) {
+        /* one path: the card's first address (usrsctp_connectx refuses
+         * AF_CONN addresses; connect makes the association, the id follows) */
+        struct sockaddr_conn sc = { .sconn_family = AF_CONN, .sconn_port = htons((uint16_t)c.port),
+                                    .sconn_addr = plx_sctp_conn_token(&addrs[0]) };
+        if (!sc.sconn_addr)
+            return PLX_ERR_NOMEM;
+        errno = 0;
+        if ((usrsctp_connect(plx_sctp.so, (struct sockaddr *)&sc, sizeof sc) != 0 && errno != EINPROGRESS &&
+             errno != EALREADY && errno != EISCONN) ||
+            (id = usrsctp_getassocid(plx_sctp.so, (struct sockaddr *)&sc)) == 0) {
+            plx_sctp_peer_fail(p, 0, "sctp: rank %d (host %s) cannot connect to rank %d (host %s) at %s: %s",
+                               plx_procs.my_lpid, plx_sctp.host, p->lpid, c.host, p->addrs,
+                               errno ? strerror(errno) : "no association");
+            return PLX_OK;
+        }
+    } else {
+        plx_status_t st = plx_sctp_connectx(p, &c, addrs, n, &id);
+        if (st != PLX_OK || !id)
+            return st;
     }
     struct plx_sctp_assoc *a = plx_sctp_assoc_find(id);
     if (a && a->lpid >= 0 && a->lpid != p->lpid) {
@@ -524,8 +559,11 @@ void plx_sctp_notification(const struct plx_sctp_rx *m)
     case SCTP_PEER_ADDR_CHANGE: {
         const struct sctp_paddr_change *c = &n->sn_paddr_change;
         const struct sockaddr_in *sin = (const struct sockaddr_in *)&c->spc_aaddr;
-        char s[INET_ADDRSTRLEN] = "?";
-        inet_ntop(AF_INET, &sin->sin_addr, s, sizeof s);
+        char s[INET_ADDRSTRLEN + 8] = "?";
+        if (c->spc_aaddr.ss_family == AF_CONN)
+            plx_sctp_conn_format(((const struct sockaddr_conn *)&c->spc_aaddr)->sconn_addr, s, sizeof s);
+        else
+            inet_ntop(AF_INET, &sin->sin_addr, s, sizeof s);
         struct plx_sctp_assoc *a = plx_sctp_assoc_find(c->spc_assoc_id);
         const char *what = c->spc_state == SCTP_ADDR_UNREACHABLE ? "unreachable: traffic moves to the other paths"
                            : c->spc_state == SCTP_ADDR_AVAILABLE ? "available again"
@@ -659,6 +697,8 @@ static int plx_sctp_reaches(struct plx_tp_iface *ifc, int lpid)
 static int plx_sctp_poll(void)
 {
     int work = 0;
+    if (plx_sctp.conn)
+        plx_sctp_conn_poll();   /* the datagrams to usrsctp: its callbacks fill rxq */
     if (plx_unlikely(!plx_list_empty(&plx_sctp.selfq)))
         work += plx_sctp_self_deliver();
     if (atomic_load_explicit(&plx_sctp.rx_pending, memory_order_acquire))
@@ -691,9 +731,19 @@ static int plx_sctp_poll(void)
  * a busy loop that kept usrsctp's own threads off the CPU. */
 static int plx_sctp_sleep_prepare(void)
 {
+    if (plx_sctp.conn && plx_sctp_conn_fd() >= 0) {
+        plx_sctp_conn_sleep(1); /* the service thread leaves the socket to us */
+        return plx_sctp_conn_fd();
+    }
     if (plx_sctp.efd >= 0)
         plx_sctp_unring();
     return plx_sctp.efd;
+}
+
+static void plx_sctp_sleep_done(void)
+{
+    if (plx_sctp.conn)
+        plx_sctp_conn_sleep(0);
 }
 
 /* --- start-up -------------------------------------------------------------------------- */
@@ -852,24 +902,45 @@ static int plx_sctp_start(char *card, size_t cardlen)
     plx_sctp.cmt = plx_config.sctp_cmt;
     if (plx_sctp_addrs(&c) != 0)
         return -1;
+    /* A job within one node: the launcher's MPI_LOCALNRANKS (our mpiexec,
+     * Hydra) says whether every rank is on this node; without it, the job
+     * counts as spanning nodes. (plx_procs does not know the nodes yet: this
+     * runs before the card fence.) */
+    const char *ln = getenv("MPI_LOCALNRANKS");
+    int one_node = ln && atoi(ln) == plx_procs.n;
+    const char *th = plx_config.sctp_threads;
+    if (strcmp(th, "auto") && strcmp(th, "on") && strcmp(th, "off")) {
+        snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "PLEXUS_SCTP_THREADS=%s must be auto, on or off",
+                 th);
+        return -1;
+    }
+    plx_sctp.conn = !strcmp(th, "off") || (!strcmp(th, "auto") && one_node);
+    if (plx_sctp.conn)
+        plx_sctp.cmt = 0;       /* one path per association */
     int port = plx_sctp_udp_port_pick();
     if (port <= 0) {
         snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "no free UDP port: %s", strerror(errno));
         return -1;
     }
-    usrsctp_init((uint16_t)port, NULL, NULL);
-    plx_sctp.usrsctp_up = 1;
-    if (!plx_sctp_udp_port_taken(port)) {
-        snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err,
-                 "usrsctp did not open its UDP encapsulation port %d", port);
-        return -1;
+    if (plx_sctp.conn) {
+        if (plx_sctp_conn_start(port, one_node, plx_sctp.early_err, sizeof plx_sctp.early_err) != 0)
+            return -1;
+        plx_sctp.usrsctp_up = 1;
+    } else {
+        usrsctp_init((uint16_t)port, NULL, NULL);
+        plx_sctp.usrsctp_up = 1;
+        if (!plx_sctp_udp_port_taken(port)) {
+            snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err,
+                     "usrsctp did not open its UDP encapsulation port %d", port);
+            return -1;
+        }
+        int rcvbuf = plx_sctp_udp_rcvbuf(port);
+        plx_debug(1, "sctp: UDP port %d: receive buffer %d bytes", port, rcvbuf);
     }
     plx_sctp.udp_port = (uint16_t)port;
-    int rcvbuf = plx_sctp_udp_rcvbuf(port);
-    plx_debug(1, "sctp: UDP port %d: receive buffer %d bytes", port, rcvbuf);
     plx_sctp_sysctls();
-    plx_sctp.so = usrsctp_socket(AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP, plx_sctp_rx_cb, plx_sctp_tx_cb,
-                                 (uint32_t)(plx_config.sctp_sockbuf / 4), NULL);
+    plx_sctp.so = usrsctp_socket(plx_sctp.conn ? AF_CONN : AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP, plx_sctp_rx_cb,
+                                 plx_sctp_tx_cb, (uint32_t)(plx_config.sctp_sockbuf / 4), NULL);
     if (!plx_sctp.so) {
         snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "usrsctp_socket: %s", strerror(errno));
         return -1;
@@ -902,15 +973,13 @@ static int plx_sctp_start(char *card, size_t cardlen)
      * This runs before the card fence, when plx_procs does not know the
      * nodes yet (it used to test plx_procs.nlocal, still 0 here, so no job
      * ever had the local MTU: every association ran at 1460): the
-     * launcher's MPI_LOCALNRANKS (our mpiexec, Hydra) says whether every
-     * rank is on this node; without it, the job counts as spanning nodes. */
-    const char *ln = getenv("MPI_LOCALNRANKS");
-    int one_node = ln && atoi(ln) == plx_procs.n;
+     * launcher's MPI_LOCALNRANKS (one_node, above) says whether every rank
+     * is on this node. */
     plx_sctp.mtu = (uint32_t)(one_node ? plx_config.sctp_mtu_local : plx_config.sctp_mtu);
     if (plx_sctp.mtu) {
         struct sctp_paddrparams pp;
         memset(&pp, 0, sizeof pp);
-        pp.spp_address.ss_family = AF_INET;
+        pp.spp_address.ss_family = plx_sctp.conn ? AF_CONN : AF_INET;
         pp.spp_assoc_id = SCTP_FUTURE_ASSOC;
         pp.spp_flags = SPP_PMTUD_DISABLE;
         pp.spp_pathmtu = plx_sctp.mtu;
@@ -928,6 +997,22 @@ static int plx_sctp_start(char *card, size_t cardlen)
         struct sctp_assoc_value av = { .assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = 1 };
         if (plx_sctp_setopt(IPPROTO_SCTP, SCTP_CMT_ON_OFF, &av, sizeof av, "SCTP_CMT_ON_OFF") != 0)
             return -1;
+    }
+    if (plx_sctp.conn) {
+        /* every AF_CONN address (each remote endpoint is one), this port;
+         * sctp_conn.c's UDP socket has the card's addresses */
+        struct sockaddr_conn sc = { .sconn_family = AF_CONN, .sconn_port = htons((uint16_t)port) };
+        if (usrsctp_bind(plx_sctp.so, (struct sockaddr *)&sc, sizeof sc) != 0 || usrsctp_listen(plx_sctp.so, 1)) {
+            snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "usrsctp_bind/listen (AF_CONN), port %d: %s",
+                     port, strerror(errno));
+            return -1;
+        }
+        c.port = port;
+        if (plx_tcp_card_format(&c, card, cardlen) != 0) {
+            snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "business card too long");
+            return -1;
+        }
+        return 0;
     }
     /* bind every address: loopback and the selected ones, one port */
     struct sockaddr_in b[PLX_TCP_CARD_MAX_ADDRS + 2];
@@ -1062,7 +1147,9 @@ static void plx_sctp_placement(void)
     if (!plx_sctp_carries_all())
         return;
     int n = plx_config.sctp_unbind ? plx_sctp_unbind() : 0;
-    plx_sctp.spin_useless = !getenv("PLEXUS_SPIN_COUNT");
+    /* without usrsctp's threads the wait itself reads the socket: spinning
+     * helps as it does over TCP */
+    plx_sctp.spin_useless = !plx_sctp.conn && !getenv("PLEXUS_SPIN_COUNT");
     plx_debug(1, "sctp: carries all traffic: %s%s", n ? "threads unbound, " : "",
               plx_sctp.spin_useless ? "waits stop spinning early" : "waits spin PLEXUS_SPIN_COUNT times");
 }
@@ -1232,6 +1319,10 @@ static void plx_sctp_stop_stack(void)
     if (!plx_sctp.usrsctp_up)
         return;
     plx_sctp.usrsctp_up = 0;
+    if (plx_sctp.conn) {
+        plx_sctp_conn_shutdown();
+        return;
+    }
     /* usrsctp_finish returns -1 while endpoints linger; it has also been
      * seen to hang: a helper thread is given 2 s, then left behind */
     static atomic_int done;
@@ -1376,6 +1467,7 @@ const struct plx_tp_component plx_sctp_component = {
     .open = plx_sctp_open,
     .poll = plx_sctp_poll,
     .sleep_prepare = plx_sctp_sleep_prepare,
+    .sleep_done = plx_sctp_sleep_done,
     .cpu_shared = plx_sctp_cpu_shared,
     .finalize = plx_sctp_finalize,
 };

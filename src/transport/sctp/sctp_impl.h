@@ -106,6 +106,7 @@ struct plx_sctp_global {
     int early_ok;
     int usrsctp_up;             /* usrsctp_init was called */
     int spin_useless;           /* it carries all traffic: a wait's spin only delays usrsctp's thread */
+    int conn;                   /* usrsctp without its threads (sctp_conn.c): AF_CONN, one path */
     char early_err[256];
     struct socket *so;
     int efd;                    /* eventfd: the callback rang */
@@ -170,6 +171,17 @@ struct plx_sctp_peer *plx_sctp_peer_get(int lpid);
 /* Bytes of ours that usrsctp holds for association a: in its stream
  * queues, chunked, or sent and not yet acknowledged. */
 size_t plx_sctp_outq(struct plx_sctp_assoc *a);
+
+/* sctp_conn.c: usrsctp without its threads (PLEXUS_SCTP_THREADS) */
+int plx_sctp_conn_start(int port, int one_node, char *err, size_t errlen);
+void plx_sctp_conn_shutdown(void);
+int plx_sctp_conn_fd(void);
+/* usrsctp's AF_CONN address of a remote UDP endpoint (made on first use) */
+void *plx_sctp_conn_token(const struct sockaddr_in *sin);
+void plx_sctp_conn_format(const void *token, char *buf, size_t len);
+/* the poll: what arrived fed to usrsctp, its timers driven; datagrams read */
+int plx_sctp_conn_poll(void);
+void plx_sctp_conn_sleep(int asleep);
 
 /* sctp_io.c */
 int plx_sctp_rx_cb(struct socket *so, union sctp_sockstore addr, void *data, size_t len, struct sctp_rcvinfo rcv,

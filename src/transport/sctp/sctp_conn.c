@@ -1,0 +1,254 @@
+/*
+ * SCTP transport: usrsctp without its threads (PLEXUS_SCTP_THREADS=off, and
+ * auto within one node).
+ *
+ * With its threads, usrsctp reads its UDP socket in a thread of its own and
+ * calls back from there, so every message is a hand-off from that thread to
+ * the rank's, and a ping behind a stream waits for a CPU at each hand-off:
+ * on a 2-CPU machine the head-of-line ping took 2-3x its idle round trip.
+ * Here usrsctp is started with usrsctp_init_nothreads and its socket is an
+ * AF_CONN one: this file owns the UDP socket (bound to the card's port on
+ * every address), the progress engine's poll reads it and feeds each
+ * datagram to usrsctp (usrsctp_conninput, which calls plx_sctp_rx_cb right
+ * there) and drives usrsctp's timers; usrsctp's output comes back through
+ * plx_sctp_conn_out, a sendto. A sleeping wait sleeps on the UDP socket.
+ *
+ * The cost: AF_CONN gives usrsctp one opaque address per packet for both
+ * ends, so an association has one path: no multihoming, no CMT. Each remote
+ * UDP endpoint (address, port) is one such address, a "token" registered
+ * with usrsctp; the socket is bound to all of them (the AF_CONN wildcard).
+ *
+ * Liveness: while the rank computes outside MPI nobody polls, and a peer
+ * would see no acknowledgements, retransmit and at last give the
+ * association up. So a service thread looks every PLX_SCTP_CONN_TICK: if no
+ * poll has serviced the stack for that long and the rank is not asleep in
+ * MPI (then it wakes on the socket itself, and at least every 100 ms for the
+ * timers), it services it. conn_lock keeps one servicer at a time; the poll
+ * only tries it.
+ *
+ * Both ends must be in this mode or both not: the setting is the same for
+ * every rank of a job (auto: whether the launcher says all ranks are on one
+ * node).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "core/config.h"
+#include "core/log.h"
+#include "util/util.h"
+#include "transport/sctp/sctp_impl.h"
+
+#define PLX_SCTP_CONN_TICK 0.010        /* seconds: the service thread's look */
+#define PLX_SCTP_CONN_BUCKETS 1024
+
+/* A remote UDP endpoint: usrsctp's AF_CONN address for it. */
+struct plx_sctp_conn_ep {
+    struct plx_sctp_conn_ep *next;
+    struct sockaddr_in sin;
+};
+
+static struct {
+    int fd;                     /* our UDP socket */
+    pthread_mutex_t lock;       /* conn_lock: one servicer at a time */
+    pthread_mutex_t tok_lock;   /* the endpoint table */
+    struct plx_sctp_conn_ep *tab[PLX_SCTP_CONN_BUCKETS];
+    double last;                /* last service (conn_lock) */
+    double timers;              /* usrsctp's timers were driven up to then (conn_lock) */
+    atomic_int asleep;          /* the rank sleeps in MPI, on fd */
+    atomic_int stop;
+    int thread_up;
+    pthread_t thread;
+    char pkt[65536];            /* one datagram (conn_lock) */
+} plx_sctp_conn = { .fd = -1 };
+
+int plx_sctp_conn_fd(void)
+{
+    return plx_sctp_conn.fd;
+}
+
+static unsigned plx_sctp_conn_hash(const struct sockaddr_in *sin)
+{
+    return (ntohl(sin->sin_addr.s_addr) * 2654435761u ^ ntohs(sin->sin_port)) % PLX_SCTP_CONN_BUCKETS;
+}
+
+void *plx_sctp_conn_token(const struct sockaddr_in *sin)
+{
+    unsigned h = plx_sctp_conn_hash(sin);
+    pthread_mutex_lock(&plx_sctp_conn.tok_lock);
+    struct plx_sctp_conn_ep *e = plx_sctp_conn.tab[h];
+    while (e && (e->sin.sin_addr.s_addr != sin->sin_addr.s_addr || e->sin.sin_port != sin->sin_port))
+        e = e->next;
+    if (!e && (e = calloc(1, sizeof *e)) != NULL) {
+        e->sin.sin_family = AF_INET;
+        e->sin.sin_addr = sin->sin_addr;
+        e->sin.sin_port = sin->sin_port;
+        e->next = plx_sctp_conn.tab[h];
+        plx_sctp_conn.tab[h] = e;
+        usrsctp_register_address(e);
+    }
+    pthread_mutex_unlock(&plx_sctp_conn.tok_lock);
+    return e;
+}
+
+void plx_sctp_conn_format(const void *token, char *buf, size_t len)
+{
+    const struct plx_sctp_conn_ep *e = token;
+    char a[INET_ADDRSTRLEN] = "?";
+    if (e)
+        inet_ntop(AF_INET, &e->sin.sin_addr, a, sizeof a);
+    snprintf(buf, len, "%s:%u", a, e ? ntohs(e->sin.sin_port) : 0u);
+}
+
+/* usrsctp's output (any thread that is inside usrsctp). A full socket
+ * buffer loses the packet, as a network would: SCTP sends it again. */
+static int plx_sctp_conn_out(void *addr, void *buf, size_t len, uint8_t tos, uint8_t set_df)
+{
+    (void)tos;
+    (void)set_df;
+    const struct plx_sctp_conn_ep *e = addr;
+    if (sendto(plx_sctp_conn.fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)&e->sin, sizeof e->sin) < 0)
+        return errno;
+    return 0;
+}
+
+/* Feeds what arrived to usrsctp and drives its timers; conn_lock held.
+ * Returns the datagrams read. */
+static int plx_sctp_conn_run(double now)
+{
+    int n = 0;
+    for (;;) {
+        struct sockaddr_in from;
+        socklen_t fl = sizeof from;
+        ssize_t got = recvfrom(plx_sctp_conn.fd, plx_sctp_conn.pkt, sizeof plx_sctp_conn.pkt, MSG_DONTWAIT,
+                               (struct sockaddr *)&from, &fl);
+        if (got < 0)
+            break;
+        if (fl != sizeof from || from.sin_family != AF_INET || (size_t)got < 12)
+            continue;           /* not an SCTP packet over IPv4: dropped */
+        void *tok = plx_sctp_conn_token(&from);
+        if (tok)
+            usrsctp_conninput(tok, plx_sctp_conn.pkt, (size_t)got, 0);
+        n++;
+    }
+    uint32_t ms = (uint32_t)((now - plx_sctp_conn.timers) * 1000.0);
+    if (ms > 0) {
+        usrsctp_handle_timers(ms);
+        plx_sctp_conn.timers += ms / 1000.0;
+    }
+    plx_sctp_conn.last = now;
+    return n;
+}
+
+int plx_sctp_conn_poll(void)
+{
+    if (pthread_mutex_trylock(&plx_sctp_conn.lock) != 0)
+        return 0;               /* the service thread is at it */
+    int n = plx_sctp_conn_run(plx_util_now());
+    pthread_mutex_unlock(&plx_sctp_conn.lock);
+    return n;
+}
+
+/* The rank goes to sleep on the socket: taken under conn_lock, so that a
+ * service thread's round has ended (what it queued, the poll before the
+ * sleep sees) or will not start. */
+void plx_sctp_conn_sleep(int asleep)
+{
+    pthread_mutex_lock(&plx_sctp_conn.lock);
+    atomic_store(&plx_sctp_conn.asleep, asleep);
+    pthread_mutex_unlock(&plx_sctp_conn.lock);
+}
+
+static void *plx_sctp_conn_thread(void *arg)
+{
+    (void)arg;
+    struct timespec tick = { 0, (long)(PLX_SCTP_CONN_TICK * 1e9) };
+    while (!atomic_load(&plx_sctp_conn.stop)) {
+        nanosleep(&tick, NULL);
+        if (atomic_load(&plx_sctp_conn.asleep) || pthread_mutex_trylock(&plx_sctp_conn.lock) != 0)
+            continue;
+        double now = plx_util_now();
+        if (!atomic_load(&plx_sctp_conn.asleep) && now - plx_sctp_conn.last >= PLX_SCTP_CONN_TICK)
+            plx_sctp_conn_run(now);
+        pthread_mutex_unlock(&plx_sctp_conn.lock);
+    }
+    return NULL;
+}
+
+int plx_sctp_conn_start(int port, int one_node, char *err, size_t errlen)
+{
+    pthread_mutex_init(&plx_sctp_conn.lock, NULL);
+    pthread_mutex_init(&plx_sctp_conn.tok_lock, NULL);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0) {
+        snprintf(err, errlen, "UDP port %d: %s", port, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    /* room for a window of packets while the rank is away from the poll */
+    int want = (int)PLX_MIN(2 * plx_config.sctp_sockbuf, (size_t)1 << 30), got = 0;
+    socklen_t gl = sizeof got;
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof want);
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &gl) == 0 && got < want)
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof want);
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
+    plx_sctp_conn.fd = fd;
+    usrsctp_init_nothreads(0, plx_sctp_conn_out, NULL);
+    /* within one node the packets cross loopback only, where usrsctp over
+     * UDP skips the CRC too; across nodes the CRC32c stays */
+    if (one_node)
+        usrsctp_enable_crc32c_offload();
+    plx_sctp_conn.timers = plx_sctp_conn.last = plx_util_now();
+    if (pthread_create(&plx_sctp_conn.thread, NULL, plx_sctp_conn_thread, NULL) != 0) {
+        snprintf(err, errlen, "cannot start the SCTP service thread: %s", strerror(errno));
+        return -1;
+    }
+    plx_sctp_conn.thread_up = 1;
+    return 0;
+}
+
+/* After the socket is closed: the service thread stopped, usrsctp finished
+ * (its timers driven here, 2 s at most; its last packets go out through the
+ * socket), the endpoints forgotten, the socket closed. */
+void plx_sctp_conn_shutdown(void)
+{
+    if (plx_sctp_conn.thread_up) {
+        atomic_store(&plx_sctp_conn.stop, 1);
+        pthread_join(plx_sctp_conn.thread, NULL);
+        plx_sctp_conn.thread_up = 0;
+    }
+    int finished = 0;
+    double end = plx_util_now() + 2.0;
+    while (plx_util_now() < end) {
+        plx_sctp_conn_poll();
+        if (usrsctp_finish() == 0) {
+            finished = 1;
+            break;
+        }
+        struct timespec t = { 0, 5 * 1000 * 1000 };
+        nanosleep(&t, NULL);
+    }
+    if (!finished)
+        plx_debug(1, "sctp: usrsctp_finish did not complete within 2 s");
+    for (int i = 0; i < PLX_SCTP_CONN_BUCKETS; i++) {
+        while (plx_sctp_conn.tab[i]) {
+            struct plx_sctp_conn_ep *e = plx_sctp_conn.tab[i];
+            plx_sctp_conn.tab[i] = e->next;
+            if (finished)
+                free(e);        /* else the stack may still point at it */
+        }
+    }
+    if (plx_sctp_conn.fd >= 0) {
+        close(plx_sctp_conn.fd);
+        plx_sctp_conn.fd = -1;
+    }
+}
