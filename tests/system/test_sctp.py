@@ -17,7 +17,8 @@ one fails.
     programs of tests/mpi at 2-8 ranks over 2-4 hosts joined by two rails,
     SCTP only (PLEXUS_COLL_SHM=0, so ranks that share a host also run their
     collectives over SCTP); each program checks its own results, and the
-    stats must show SCTP carrying the traffic and no other channel.
+    stats must show SCTP carrying the traffic and no other channel. Some of
+    them again without usrsctp's threads (PLEXUS_SCTP_THREADS=off).
 
 Needs root, iproute2 and nftables (scripts/install-deps.sh), and a build with
 the SCTP transport; skipped with the reason otherwise.
@@ -137,13 +138,21 @@ def sctp_suite_progs(build_dir, tmp_path_factory, sctp_transport):
     return build_mpi_tests(build_dir, tmp_path_factory.mktemp("sctp_suite"), sorted(SUITE))
 
 
+# and some of them without usrsctp's threads (PLEXUS_SCTP_THREADS=off: one path
+# per association, the first rail; the CRC32c computed, as between nodes)
+SUITE_NOTHREADS = [("pt2pt_basic", 2, 4), ("big", 2, 2), ("coll", 4, 8), ("coll_move", 2, 4),
+                   ("rma_ops", 2, 4), ("rma_atomic", 2, 4)]
+
+
 @pytest.mark.mpi
-@pytest.mark.parametrize("name,nhosts,np_", [(n, h, p) for n in SUITE for h, p in SUITE[n]])
+@pytest.mark.parametrize("name,nhosts,np_,threads",
+                         [(n, h, p, "auto") for n in SUITE for h, p in SUITE[n]]
+                         + [(n, h, p, "off") for n, h, p in SUITE_NOTHREADS])
 def test_sctp_suite_across_hosts(mpiexec, sctp_suite_progs, rail_hosts, marker, launch, name, nhosts,
-                                 np_):
+                                 np_, threads):
     c = rail_hosts(nhosts, 2)
     env = {"PLEXUS_TRANSPORTS": "sctp", "PLEXUS_COLL_SHM": "0", "PLEXUS_IFACES": c.ifaces(),
-           "PLEXUS_STATS": "1", "PLEXUS_SCTP_CONNECT_TIMEOUT": "10"}
+           "PLEXUS_STATS": "1", "PLEXUS_SCTP_CONNECT_TIMEOUT": "10", "PLEXUS_SCTP_THREADS": threads}
     flat = [a for k, v in env.items() for a in ("-genv", k, v)]
     argv = c.on(c.hosts[0], [mpiexec, "--timeout", "150", "--host-timeout", "120", "-hosts",
                              ",".join(c.hosts), "--launcher-exec", c.launcher_exec] + flat

@@ -62,7 +62,7 @@ static struct {
     struct plx_sctp_conn_ep *tab[PLX_SCTP_CONN_BUCKETS];
     double last;                /* last service (conn_lock) */
     double timers;              /* usrsctp's timers were driven up to then (conn_lock) */
-    atomic_int asleep;          /* the rank sleeps in MPI, on fd */
+    atomic_int asleep;          /* threads of the rank asleep in MPI, on fd */
     atomic_int stop;
     int thread_up;
     pthread_t thread;
@@ -156,13 +156,13 @@ int plx_sctp_conn_poll(void)
     return n;
 }
 
-/* The rank goes to sleep on the socket: taken under conn_lock, so that a
- * service thread's round has ended (what it queued, the poll before the
- * sleep sees) or will not start. */
+/* A thread of the rank goes to sleep on the socket (1) or wakes (0):
+ * counted under conn_lock, so that a service thread's round has ended (what
+ * it queued, the poll before the sleep sees) or will not start. */
 void plx_sctp_conn_sleep(int asleep)
 {
     pthread_mutex_lock(&plx_sctp_conn.lock);
-    atomic_store(&plx_sctp_conn.asleep, asleep);
+    atomic_fetch_add(&plx_sctp_conn.asleep, asleep ? 1 : -1);
     pthread_mutex_unlock(&plx_sctp_conn.lock);
 }
 

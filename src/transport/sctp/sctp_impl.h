@@ -27,6 +27,7 @@
 #define PLX_SCTP_FINALIZE_SECONDS 10.0    /* finalize waits this long at most for its data to be acknowledged */
 #define PLX_SCTP_BYE_WAIT 3.0           /* ... and this long for the peers' BYE */
 #define PLX_SCTP_PACE_HOLD 0.005        /* pacing lasts this long after an eager message to or from the peer */
+#define PLX_SCTP_PACE_NOTHREADS ((size_t)12 << 10)      /* PLEXUS_SCTP_PACE's default without usrsctp's threads */
 
 /* A message (or a notification) from usrsctp's threads, as received. */
 struct plx_sctp_rx {
