@@ -896,6 +896,43 @@ static void plx_sctp_sysctls(void)
         usrsctp_sysctl_set_sctp_cmt_on_off(1);
 }
 
+/* Binds the socket and listens. Over UDP encapsulation: every address,
+ * loopback and the selected ones, one port. Without usrsctp's threads:
+ * every AF_CONN address (each remote endpoint is one), this port;
+ * sctp_conn.c's UDP socket has the card's addresses. */
+static int plx_sctp_bind(const struct plx_tcp_card *c, int port)
+{
+    if (plx_sctp.conn) {
+        struct sockaddr_conn sc = { .sconn_family = AF_CONN, .sconn_port = htons((uint16_t)port) };
+        if (usrsctp_bind(plx_sctp.so, (struct sockaddr *)&sc, sizeof sc) != 0 || usrsctp_listen(plx_sctp.so, 1)) {
+            snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "usrsctp_bind/listen (AF_CONN), port %d: %s",
+                     port, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    struct sockaddr_in b[PLX_TCP_CARD_MAX_ADDRS + 2];
+    int nb = 0;
+    for (int i = 0; i < c->nlo + c->naddr; i++) {
+        const struct plx_iface_ip *ip = i < c->nlo ? &c->lo[i] : &c->addr[i - c->nlo];
+        memset(&b[nb], 0, sizeof b[nb]);
+        b[nb].sin_family = AF_INET;
+        b[nb].sin_port = htons((uint16_t)port);
+        memcpy(&b[nb].sin_addr, ip->b, 4);
+        nb++;
+    }
+    if (usrsctp_bindx(plx_sctp.so, (struct sockaddr *)b, nb, SCTP_BINDX_ADD_ADDR) != 0) {
+        snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "usrsctp_bindx of %d address%s, port %d: %s", nb,
+                 nb > 1 ? "es" : "", port, strerror(errno));
+        return -1;
+    }
+    if (usrsctp_listen(plx_sctp.so, 1) != 0) {
+        snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "usrsctp_listen: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* usrsctp, the socket, its options and addresses; the card into card. */
 static int plx_sctp_start(char *card, size_t cardlen)
 {
@@ -1005,42 +1042,8 @@ static int plx_sctp_start(char *card, size_t cardlen)
         if (plx_sctp_setopt(IPPROTO_SCTP, SCTP_CMT_ON_OFF, &av, sizeof av, "SCTP_CMT_ON_OFF") != 0)
             return -1;
     }
-    if (plx_sctp.conn) {
-        /* every AF_CONN address (each remote endpoint is one), this port;
-         * sctp_conn.c's UDP socket has the card's addresses */
-        struct sockaddr_conn sc = { .sconn_family = AF_CONN, .sconn_port = htons((uint16_t)port) };
-        if (usrsctp_bind(plx_sctp.so, (struct sockaddr *)&sc, sizeof sc) != 0 || usrsctp_listen(plx_sctp.so, 1)) {
-            snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "usrsctp_bind/listen (AF_CONN), port %d: %s",
-                     port, strerror(errno));
-            return -1;
-        }
-        c.port = port;
-        if (plx_tcp_card_format(&c, card, cardlen) != 0) {
-            snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "business card too long");
-            return -1;
-        }
-        return 0;
-    }
-    /* bind every address: loopback and the selected ones, one port */
-    struct sockaddr_in b[PLX_TCP_CARD_MAX_ADDRS + 2];
-    int nb = 0;
-    for (int i = 0; i < c.nlo + c.naddr; i++) {
-        const struct plx_iface_ip *ip = i < c.nlo ? &c.lo[i] : &c.addr[i - c.nlo];
-        memset(&b[nb], 0, sizeof b[nb]);
-        b[nb].sin_family = AF_INET;
-        b[nb].sin_port = htons((uint16_t)port);
-        memcpy(&b[nb].sin_addr, ip->b, 4);
-        nb++;
-    }
-    if (usrsctp_bindx(plx_sctp.so, (struct sockaddr *)b, nb, SCTP_BINDX_ADD_ADDR) != 0) {
-        snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "usrsctp_bindx of %d address%s, port %d: %s", nb,
-                 nb > 1 ? "es" : "", port, strerror(errno));
+    if (plx_sctp_bind(&c, port) != 0)
         return -1;
-    }
-    if (usrsctp_listen(plx_sctp.so, 1) != 0) {
-        snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "usrsctp_listen: %s", strerror(errno));
-        return -1;
-    }
     c.port = port;
     if (plx_tcp_card_format(&c, card, cardlen) != 0) {
         snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "business card too long");
@@ -1241,8 +1244,9 @@ static plx_status_t plx_sctp_open(const struct plx_tp_upcalls *up, int needed, s
     ifcs[0] = ifc;
     *nifc = 1;
     plx_debug(1, "sctp: UDP port %u, %u streams, fragments of %zu bytes, eager up to %zu bytes, path MTU %u "
-              "(0: discovered)%s", plx_sctp.udp_port, plx_sctp.streams, plx_sctp.frag, plx_sctp.eager_max,
-              plx_sctp.mtu, plx_sctp.cmt ? ", CMT on" : "");
+              "(0: discovered)%s%s", plx_sctp.udp_port, plx_sctp.streams, plx_sctp.frag, plx_sctp.eager_max,
+              plx_sctp.mtu, plx_sctp.cmt ? ", CMT on" : "",
+              plx_sctp.conn ? ", without usrsctp's threads (one path per association)" : "");
     return PLX_OK;
 }
 
