@@ -228,6 +228,7 @@ static void plx_sctp_hello_fill(struct plx_sctp_hello *h, int dst)
     h->dst = dst;
     h->size = (uint32_t)plx_procs.n;
     h->streams = plx_sctp.streams;
+    h->threads = (uint32_t)!plx_sctp.conn;
     memcpy(h->secret, plx_sctp.secret, 16);
 }
 
@@ -341,15 +342,17 @@ plx_status_t plx_sctp_connect(struct plx_sctp_peer *p)
          * AF_CONN addresses; connect makes the association, the id follows) */
         struct sockaddr_conn sc = { .sconn_family = AF_CONN, .sconn_port = htons((uint16_t)c.port),
                                     .sconn_addr = plx_sctp_conn_token(&addrs[0]) };
+        const char *why = NULL;
         if (!sc.sconn_addr)
-            return PLX_ERR_NOMEM;
-        errno = 0;
-        if ((usrsctp_connect(plx_sctp.so, (struct sockaddr *)&sc, sizeof sc) != 0 && errno != EINPROGRESS &&
-             errno != EALREADY && errno != EISCONN) ||
-            (id = usrsctp_getassocid(plx_sctp.so, (struct sockaddr *)&sc)) == 0) {
+            why = "out of memory";
+        else if (usrsctp_connect(plx_sctp.so, (struct sockaddr *)&sc, sizeof sc) != 0 && errno != EINPROGRESS &&
+                 errno != EALREADY && errno != EISCONN)
+            why = strerror(errno);
+        else if ((id = usrsctp_getassocid(plx_sctp.so, (struct sockaddr *)&sc)) == 0)
+            why = "usrsctp made no association";
+        if (why) {
             plx_sctp_peer_fail(p, 0, "sctp: rank %d (host %s) cannot connect to rank %d (host %s) at %s: %s",
-                               plx_procs.my_lpid, plx_sctp.host, p->lpid, c.host, p->addrs,
-                               errno ? strerror(errno) : "no association");
+                               plx_procs.my_lpid, plx_sctp.host, p->lpid, c.host, p->addrs, why);
             return PLX_OK;
         }
     } else {
@@ -390,6 +393,9 @@ static const char *plx_sctp_verdict_str(int v)
     case PLX_SCTP_HELLO_BAD_SECRET: return "another job's secret";
     case PLX_SCTP_HELLO_BAD_RANK: return "ranks that do not fit this job";
     case PLX_SCTP_HELLO_BAD_STREAMS: return "another PLEXUS_SCTP_STREAMS";
+    case PLX_SCTP_HELLO_BAD_THREADS:
+        return plx_sctp.conn ? "usrsctp with its threads (PLEXUS_SCTP_THREADS=on), here without"
+                             : "usrsctp without its threads (PLEXUS_SCTP_THREADS=off), here with";
     default: return "ok";
     }
 }
@@ -412,7 +418,7 @@ void plx_sctp_on_ctl(struct plx_sctp_assoc *a, const struct plx_hdr *h, const vo
 {
     if (h->type == PLX_SCTP_PKT_HELLO || h->type == PLX_SCTP_PKT_HELLO_ACK) {
         int v = plx_sctp_hello_check(payload, h->len, plx_sctp.secret, plx_procs.my_lpid, plx_procs.n,
-                                     plx_sctp.streams);
+                                     plx_sctp.streams, (uint32_t)!plx_sctp.conn);
         int32_t src = -1;
         if (h->len == sizeof(struct plx_sctp_hello))
             memcpy(&src, (const char *)payload + offsetof(struct plx_sctp_hello, src), sizeof src);
@@ -961,16 +967,18 @@ static int plx_sctp_start(char *card, size_t cardlen)
     plx_sctp.conn = !strcmp(th, "off") || (!strcmp(th, "auto") && one_node);
     if (plx_sctp.conn)
         plx_sctp.cmt = 0;       /* one path per association */
-    int port = plx_sctp_udp_port_pick();
-    if (port <= 0) {
-        snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "no free UDP port: %s", strerror(errno));
-        return -1;
-    }
+    int port = 0;
     if (plx_sctp.conn) {
-        if (plx_sctp_conn_start(port, one_node, plx_sctp.early_err, sizeof plx_sctp.early_err) != 0)
+        int rc = plx_sctp_conn_start(&port, one_node, plx_sctp.early_err, sizeof plx_sctp.early_err);
+        plx_sctp.usrsctp_up = rc != -1;
+        if (rc != 0)
             return -1;
-        plx_sctp.usrsctp_up = 1;
     } else {
+        port = plx_sctp_udp_port_pick();
+        if (port <= 0) {
+            snprintf(plx_sctp.early_err, sizeof plx_sctp.early_err, "no free UDP port: %s", strerror(errno));
+            return -1;
+        }
         usrsctp_init((uint16_t)port, NULL, NULL);
         plx_sctp.usrsctp_up = 1;
         if (!plx_sctp_udp_port_taken(port)) {
@@ -1431,6 +1439,8 @@ static void plx_sctp_finalize(void)
     plx_sctp.rxq_tail = &plx_sctp.rxq;
     atomic_store(&plx_sctp.rx_pending, -1);
     pthread_mutex_unlock(&plx_sctp.rx_lock);
+    if (plx_sctp.conn)
+        plx_sctp_conn_release();        /* after the last drain: notifications may name an endpoint */
     if (plx_sctp.efd >= 0)
         close(plx_sctp.efd);
     plx_sctp.efd = -1;

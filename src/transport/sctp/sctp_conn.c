@@ -47,12 +47,18 @@
 #include "transport/sctp/sctp_impl.h"
 
 #define PLX_SCTP_CONN_TICK 0.010        /* seconds: the service thread's look */
+#define PLX_SCTP_CONN_STALE 0.250       /* ... and it services even with a thread asleep on the socket when
+                                         * nobody has for this long (that thread waits for the library lock) */
+#define PLX_SCTP_CONN_BUDGET 64         /* datagrams a poll feeds to usrsctp before the engine goes on */
 #define PLX_SCTP_CONN_BUCKETS 1024
 
 /* A remote UDP endpoint: usrsctp's AF_CONN address for it. */
 struct plx_sctp_conn_ep {
     struct plx_sctp_conn_ep *next;
     struct sockaddr_in sin;
+    _Atomic uint32_t local;     /* our address its last datagram came to (network order; 0: none yet):
+                                 * replies leave from it, so that it sees them come from the address it
+                                 * sent to, whatever route the kernel would pick */
 };
 
 static struct {
@@ -65,6 +71,7 @@ static struct {
     atomic_int asleep;          /* threads of the rank asleep in MPI, on fd */
     atomic_int stop;
     int thread_up;
+    int finished;               /* usrsctp_finish completed: nothing of usrsctp points at an endpoint */
     pthread_t thread;
     char pkt[65536];            /* one datagram (conn_lock) */
 } plx_sctp_conn = { .fd = -1 };
@@ -113,8 +120,26 @@ static int plx_sctp_conn_out(void *addr, void *buf, size_t len, uint8_t tos, uin
 {
     (void)tos;
     (void)set_df;
-    const struct plx_sctp_conn_ep *e = addr;
-    if (sendto(plx_sctp_conn.fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)&e->sin, sizeof e->sin) < 0)
+    struct plx_sctp_conn_ep *e = addr;
+    struct iovec iov = { .iov_base = buf, .iov_len = len };
+    union {
+        char b[CMSG_SPACE(sizeof(struct in_pktinfo))];
+        struct cmsghdr align;
+    } ctl;
+    struct msghdr mh = { .msg_name = &e->sin, .msg_namelen = sizeof e->sin, .msg_iov = &iov, .msg_iovlen = 1 };
+    uint32_t local = atomic_load_explicit(&e->local, memory_order_relaxed);
+    if (local) {
+        memset(&ctl, 0, sizeof ctl);
+        mh.msg_control = ctl.b;
+        mh.msg_controllen = sizeof ctl.b;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = IPPROTO_IP;
+        c->cmsg_type = IP_PKTINFO;
+        c->cmsg_len = CMSG_LEN(sizeof(struct in_pktinfo));
+        struct in_pktinfo pi = { .ipi_spec_dst.s_addr = local };
+        memcpy(CMSG_DATA(c), &pi, sizeof pi);
+    }
+    if (sendmsg(plx_sctp_conn.fd, &mh, MSG_DONTWAIT) < 0)
         return errno;
     return 0;
 }
@@ -124,19 +149,31 @@ static int plx_sctp_conn_out(void *addr, void *buf, size_t len, uint8_t tos, uin
 static int plx_sctp_conn_run(double now)
 {
     int n = 0;
-    for (;;) {
+    while (n < PLX_SCTP_CONN_BUDGET) {
         struct sockaddr_in from;
-        socklen_t fl = sizeof from;
-        ssize_t got = recvfrom(plx_sctp_conn.fd, plx_sctp_conn.pkt, sizeof plx_sctp_conn.pkt, MSG_DONTWAIT,
-                               (struct sockaddr *)&from, &fl);
+        struct iovec iov = { .iov_base = plx_sctp_conn.pkt, .iov_len = sizeof plx_sctp_conn.pkt };
+        union {
+            char b[CMSG_SPACE(sizeof(struct in_pktinfo))];
+            struct cmsghdr align;
+        } ctl;
+        struct msghdr mh = { .msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1,
+                             .msg_control = ctl.b, .msg_controllen = sizeof ctl.b };
+        ssize_t got = recvmsg(plx_sctp_conn.fd, &mh, MSG_DONTWAIT);
         if (got < 0)
             break;
-        if (fl != sizeof from || from.sin_family != AF_INET || (size_t)got < 12)
-            continue;           /* not an SCTP packet over IPv4: dropped */
-        void *tok = plx_sctp_conn_token(&from);
-        if (tok)
-            usrsctp_conninput(tok, plx_sctp_conn.pkt, (size_t)got, 0);
         n++;
+        if (mh.msg_namelen != sizeof from || from.sin_family != AF_INET || (size_t)got < 12)
+            continue;           /* not an SCTP packet over IPv4: dropped */
+        struct plx_sctp_conn_ep *e = plx_sctp_conn_token(&from);
+        if (!e)
+            continue;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+            if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+                struct in_pktinfo pi;
+                memcpy(&pi, CMSG_DATA(c), sizeof pi);
+                atomic_store_explicit(&e->local, pi.ipi_addr.s_addr, memory_order_relaxed);
+            }
+        usrsctp_conninput(e, plx_sctp_conn.pkt, (size_t)got, 0);
     }
     uint32_t ms = (uint32_t)((now - plx_sctp_conn.timers) * 1000.0);
     if (ms > 0) {
@@ -172,28 +209,35 @@ static void *plx_sctp_conn_thread(void *arg)
     struct timespec tick = { 0, (long)(PLX_SCTP_CONN_TICK * 1e9) };
     while (!atomic_load(&plx_sctp_conn.stop)) {
         nanosleep(&tick, NULL);
-        if (atomic_load(&plx_sctp_conn.asleep) || pthread_mutex_trylock(&plx_sctp_conn.lock) != 0)
+        if (pthread_mutex_trylock(&plx_sctp_conn.lock) != 0)
             continue;
-        double now = plx_util_now();
-        if (!atomic_load(&plx_sctp_conn.asleep) && now - plx_sctp_conn.last >= PLX_SCTP_CONN_TICK)
+        /* a thread asleep on the socket services it when it wakes; one that
+         * has not for PLX_SCTP_CONN_STALE is stuck behind the library lock
+         * (another thread's long call), and the peers would give up */
+        double now = plx_util_now(), idle = now - plx_sctp_conn.last;
+        if (idle >= (atomic_load(&plx_sctp_conn.asleep) ? PLX_SCTP_CONN_STALE : PLX_SCTP_CONN_TICK))
             plx_sctp_conn_run(now);
         pthread_mutex_unlock(&plx_sctp_conn.lock);
     }
     return NULL;
 }
 
-int plx_sctp_conn_start(int port, int one_node, char *err, size_t errlen)
+int plx_sctp_conn_start(int *port, int one_node, char *err, size_t errlen)
 {
     pthread_mutex_init(&plx_sctp_conn.lock, NULL);
     pthread_mutex_init(&plx_sctp_conn.tok_lock, NULL);
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0) {
-        snprintf(err, errlen, "UDP port %d: %s", port, strerror(errno));
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
+    struct sockaddr_in sin = { .sin_family = AF_INET };
+    socklen_t sl = sizeof sin;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sin, &sl) != 0 ||
+        setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof one) != 0) {
+        snprintf(err, errlen, "UDP socket: %s", strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
     }
+    *port = ntohs(sin.sin_port);
     /* room for a window of packets while the rank is away from the poll */
     int want = (int)PLX_MIN(2 * plx_config.sctp_sockbuf, (size_t)1 << 30), got = 0;
     socklen_t gl = sizeof got;
@@ -208,9 +252,10 @@ int plx_sctp_conn_start(int port, int one_node, char *err, size_t errlen)
     if (one_node)
         usrsctp_enable_crc32c_offload();
     plx_sctp_conn.timers = plx_sctp_conn.last = plx_util_now();
-    if (pthread_create(&plx_sctp_conn.thread, NULL, plx_sctp_conn_thread, NULL) != 0) {
-        snprintf(err, errlen, "cannot start the SCTP service thread: %s", strerror(errno));
-        return -1;
+    int rc = pthread_create(&plx_sctp_conn.thread, NULL, plx_sctp_conn_thread, NULL);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start the SCTP service thread: %s", strerror(rc));
+        return -2;              /* usrsctp is up: it must be finished */
     }
     plx_sctp_conn.thread_up = 1;
     return 0;
@@ -218,7 +263,8 @@ int plx_sctp_conn_start(int port, int one_node, char *err, size_t errlen)
 
 /* After the socket is closed: the service thread stopped, usrsctp finished
  * (its timers driven here, 2 s at most; its last packets go out through the
- * socket), the endpoints forgotten, the socket closed. */
+ * socket), the socket closed. The endpoints stay until
+ * plx_sctp_conn_release: notifications still queued may name them. */
 void plx_sctp_conn_shutdown(void)
 {
     if (plx_sctp_conn.thread_up) {
@@ -237,18 +283,25 @@ void plx_sctp_conn_shutdown(void)
         struct timespec t = { 0, 5 * 1000 * 1000 };
         nanosleep(&t, NULL);
     }
+    plx_sctp_conn.finished = finished;
     if (!finished)
         plx_debug(1, "sctp: usrsctp_finish did not complete within 2 s");
+    if (plx_sctp_conn.fd >= 0) {
+        close(plx_sctp_conn.fd);
+        plx_sctp_conn.fd = -1;
+    }
+}
+
+/* At the very end of finalize: the endpoints freed (left if usrsctp did not
+ * finish: its state may still point at them). */
+void plx_sctp_conn_release(void)
+{
     for (int i = 0; i < PLX_SCTP_CONN_BUCKETS; i++) {
         while (plx_sctp_conn.tab[i]) {
             struct plx_sctp_conn_ep *e = plx_sctp_conn.tab[i];
             plx_sctp_conn.tab[i] = e->next;
-            if (finished)
-                free(e);        /* else the stack may still point at it */
+            if (plx_sctp_conn.finished)
+                free(e);
         }
-    }
-    if (plx_sctp_conn.fd >= 0) {
-        close(plx_sctp_conn.fd);
-        plx_sctp_conn.fd = -1;
     }
 }

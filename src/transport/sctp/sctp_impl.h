@@ -174,8 +174,12 @@ struct plx_sctp_peer *plx_sctp_peer_get(int lpid);
 size_t plx_sctp_outq(struct plx_sctp_assoc *a);
 
 /* sctp_conn.c: usrsctp without its threads (PLEXUS_SCTP_THREADS) */
-int plx_sctp_conn_start(int port, int one_node, char *err, size_t errlen);
+/* The UDP socket on a port the kernel picks (*port), usrsctp without
+ * threads, the service thread. 0; -1 before usrsctp was started, -2 after
+ * (a message in err). */
+int plx_sctp_conn_start(int *port, int one_node, char *err, size_t errlen);
 void plx_sctp_conn_shutdown(void);
+void plx_sctp_conn_release(void);
 int plx_sctp_conn_fd(void);
 /* usrsctp's AF_CONN address of a remote UDP endpoint (made on first use) */
 void *plx_sctp_conn_token(const struct sockaddr_in *sin);

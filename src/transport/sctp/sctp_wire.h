@@ -48,8 +48,11 @@ struct plx_sctp_hello {
     int32_t dst;                /* the world rank it means to reach */
     uint32_t size;              /* world size */
     uint32_t streams;           /* streams the sender uses (both sides must agree) */
+    uint32_t threads;           /* 1: usrsctp runs its own threads; 0: without (PLEXUS_SCTP_THREADS; must agree) */
+    uint32_t zero;              /* keeps the size a multiple of 8: header and hello go as one struct */
     uint8_t secret[16];
 };
+_Static_assert(sizeof(struct plx_sctp_hello) % 8 == 0, "a hello after a header must not leave padding");
 
 enum plx_sctp_hello_verdict {
     PLX_SCTP_HELLO_OK = 0,
@@ -57,12 +60,13 @@ enum plx_sctp_hello_verdict {
     PLX_SCTP_HELLO_BAD_SECRET,  /* not this job */
     PLX_SCTP_HELLO_BAD_RANK,    /* this job, but a rank out of range, or meant for another rank */
     PLX_SCTP_HELLO_BAD_STREAMS, /* this job, but another PLEXUS_SCTP_STREAMS */
+    PLX_SCTP_HELLO_BAD_THREADS, /* this job, but the other side of PLEXUS_SCTP_THREADS */
 };
 
 /* Checks a received hello (len bytes of payload) against this process; the
  * secret is compared in constant time. */
 static inline int plx_sctp_hello_check(const void *payload, uint32_t len, const uint8_t secret[16], int my_rank,
-                                       int world_size, uint32_t streams)
+                                       int world_size, uint32_t streams, uint32_t threads)
 {
     struct plx_sctp_hello h;
     if (len != sizeof h)
@@ -79,6 +83,8 @@ static inline int plx_sctp_hello_check(const void *payload, uint32_t len, const 
         return PLX_SCTP_HELLO_BAD_RANK;
     if (h.streams != streams)
         return PLX_SCTP_HELLO_BAD_STREAMS;
+    if (h.threads != threads)
+        return PLX_SCTP_HELLO_BAD_THREADS;
     return PLX_SCTP_HELLO_OK;
 }
 
