@@ -67,6 +67,11 @@ if cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPLEXUS_SANITIZE=ON -DPLEX
     run_ctest build-asan -j"$jobs" -R '^mpi\.(disconnect\.np2|two_jobs_names\.np2\+2)$'
     # processes of other jobs over shared memory: guest slots, records set aside, BYE (issue 16, session 10)
     run_ctest build-asan -j"$jobs" -R '^mpi\.shm_jobs_spawn\.np2$'
+    # SCTP without usrsctp's threads: the service thread, strangers, threads in MPI, a mixed job
+    # (issue 13, session 11; built only with usrsctp)
+    if [ -x build-asan/bin/sctp_stranger ]; then
+        run_ctest build-asan -j"$jobs" -R '^mpi\.(sctp_away|sctp_stray|sctp_thread_multiple|sctp_threads_mixed)\.np2$'
+    fi
     # the Fortran glue of MPI_Comm_spawn(_multiple): string arrays, sentinels (issue 16, session 8;
     # built only when CMake found a Fortran compiler)
     if [ -x build-asan/tests/fortran/ftest_spawn_f08 ]; then
