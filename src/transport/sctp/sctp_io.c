@@ -134,7 +134,7 @@ static void plx_sctp_deliver(struct plx_sctp_assoc *a, const struct plx_hdr *h, 
         plx_sctp.peers[a->lpid]->chatty_until = plx_util_now() + PLX_SCTP_PACE_HOLD;
     if (h->type >= PLX_SCTP_PKT_HELLO)
         plx_sctp_on_ctl(a, h, payload);
-    else
+    else if (plx_likely(!plx_sctp.finalizing))      /* finalize's polls: the layers above are gone */
         plx_sctp.up->recv[h->type](&plx_sctp.ifc, a->lpid, h, payload);
 }
 
@@ -267,7 +267,9 @@ int plx_sctp_rx_drain(void)
                     plx_sctp_notification(m);
                 } else {
                     struct plx_sctp_assoc *a = plx_sctp_assoc_find(m->assoc);
-                    if (a && a->up)
+                    /* finalizing: rendezvous data has nowhere to go (the layers
+                     * above are gone); the other streams still carry BYE */
+                    if (a && a->up && !(plx_sctp.finalizing && m->sid >= half))
                         plx_sctp_on_data(a, m->sid, m->data, m->len);
                 }
             }
