@@ -164,8 +164,9 @@ const struct plx_setting plx_settings[] = {
     PLX_SET("PLEXUS_SCTP_PACE", PLX_SET_SIZE, "32K", sctp_pace,
             "While eager messages go to or come from a peer (and 5 ms after), rendezvous data to it is handed to "
             "usrsctp in pieces of half this, with at most this much unacknowledged, so those messages wait behind "
-            "little (head-of-line); streaming alone is not paced; 0 = never paced. Without usrsctp's threads "
-            "(PLEXUS_SCTP_THREADS) the default is 12K"),
+            "little (head-of-line); streaming alone is not paced; 0 = never paced. Unset: at most two packets of "
+            "the path MTU (1500 under discovery), and 32K with usrsctp's threads, 12K without "
+            "(PLEXUS_SCTP_THREADS)"),
     /* session 11: usrsctp without its threads, driven by the progress engine (sctp_conn.c) */
     PLX_SET("PLEXUS_SCTP_THREADS", PLX_SET_STRING, "auto", sctp_threads,
             "on: usrsctp reads its UDP socket in threads of its own and hands every message over to the rank "

@@ -1213,11 +1213,19 @@ static plx_status_t plx_sctp_open(const struct plx_tp_upcalls *up, int needed, s
     plx_sctp.eager_max = plx_config.sctp_eager_max;
     plx_sctp.credit = plx_config.sctp_eager_credit;
     plx_sctp.sendq_max = (size_t)4 << 20;
-    /* without usrsctp's threads a piece is handled sooner and a smaller
-     * pace costs little bandwidth (session 11, hol: 12K kept a ping behind a
-     * 64 MiB stream within 0.9-1.1x of idle at 320-350 MB/s; 32K 2.7x at
-     * 520, 8K 1.0x at 210-240) */
-    plx_sctp.pace = plx_sctp.conn && !getenv("PLEXUS_SCTP_PACE") ? PLX_SCTP_PACE_NOTHREADS : plx_config.sctp_pace;
+    /* PLEXUS_SCTP_PACE unset: at most two packets of the path MTU (1500
+     * under discovery), and 32K with usrsctp's threads, 12K without (a piece
+     * is handled sooner there and a smaller pace costs little bandwidth).
+     * Session 11, a ping behind a 64 MiB stream: within a node (MTU 16384)
+     * without threads 12K gave 0.9-1.4x idle at 300-350 MB/s, 32K 2.7x;
+     * between namespace hosts (MTU 1500) 3K gave 1.1-1.2x without threads
+     * (52-55 MB/s) and 1.1-1.8x with them (16-21 MB/s), 32K 2.9-3.5x and
+     * 4-11x. */
+    plx_sctp.pace = plx_config.sctp_pace;
+    if (!getenv("PLEXUS_SCTP_PACE")) {
+        size_t packets = 2 * (size_t)(plx_sctp.mtu ? plx_sctp.mtu : 1500);
+        plx_sctp.pace = PLX_MIN(plx_sctp.conn ? PLX_SCTP_PACE_NOTHREADS : plx_config.sctp_pace, packets);
+    }
     if (plx_sctp.credit < plx_sctp.eager_max + 64) {
         plx_warn("PLEXUS_SCTP_EAGER_CREDIT=%zu must be at least PLEXUS_SCTP_EAGER_MAX (%zu) + 64", plx_sctp.credit,
                  plx_sctp.eager_max);
