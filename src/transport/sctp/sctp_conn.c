@@ -72,6 +72,7 @@ static struct {
     atomic_int stop;
     int thread_up;
     int finished;               /* usrsctp_finish completed: nothing of usrsctp points at an endpoint */
+    struct plx_sctp_conn_ep *recent;    /* the last datagram's endpoint (conn_lock) */
     pthread_t thread;
     char pkt[65536];            /* one datagram (conn_lock) */
 } plx_sctp_conn = { .fd = -1 };
@@ -164,7 +165,11 @@ static int plx_sctp_conn_run(double now)
         n++;
         if (mh.msg_namelen != sizeof from || from.sin_family != AF_INET || (size_t)got < 12)
             continue;           /* not an SCTP packet over IPv4: dropped */
-        struct plx_sctp_conn_ep *e = plx_sctp_conn_token(&from);
+        /* a run of datagrams mostly comes from one peer: its endpoint
+         * without the table's lock (endpoints live until finalize) */
+        struct plx_sctp_conn_ep *e = plx_sctp_conn.recent;
+        if (!e || e->sin.sin_addr.s_addr != from.sin_addr.s_addr || e->sin.sin_port != from.sin_port)
+            e = plx_sctp_conn.recent = plx_sctp_conn_token(&from);
         if (!e)
             continue;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
@@ -296,6 +301,7 @@ void plx_sctp_conn_shutdown(void)
  * finish: its state may still point at them). */
 void plx_sctp_conn_release(void)
 {
+    plx_sctp_conn.recent = NULL;
     for (int i = 0; i < PLX_SCTP_CONN_BUCKETS; i++) {
         while (plx_sctp_conn.tab[i]) {
             struct plx_sctp_conn_ep *e = plx_sctp_conn.tab[i];
